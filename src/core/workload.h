@@ -1,0 +1,27 @@
+// A workload (PodGroup): the unit of queueing and gang scheduling.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/pod.h"
+
+namespace tessera {
+
+enum class WorkloadKind : uint8_t { kTrain, kInteractive };
+
+struct WorkloadSpec {
+  std::string name;
+  std::string queue;
+  WorkloadKind kind = WorkloadKind::kTrain;
+  int priority = 0;
+  bool preemptible = true;
+  std::vector<PodSpec> pods;
+  // Pods that must be placed together or not at all; the rest are elastic extras.
+  int min_member = 1;
+  double arrival_seconds = 0;
+  // Run time once all of min_member run; negative means it runs until the end of the replay.
+  double duration_seconds = -1;
+};
+
+}  // namespace tessera

@@ -1,0 +1,84 @@
+#include "engine/cluster_state.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace tessera {
+
+namespace {
+
+// Everything about a node except its name and usage: nodes equal in this are interchangeable.
+auto static_features(const NodeSpec& node) {
+  std::vector<std::tuple<int, int64_t>> gpus;
+  for (const GpuDevice& device : node.gpus) gpus.emplace_back(device.model, device.memory_bytes);
+  std::vector<std::tuple<std::string, std::string, int>> taints;
+  for (const Taint& taint : node.taints) taints.emplace_back(taint.key, taint.value, static_cast<int>(taint.effect));
+  return std::make_tuple(node.allocatable.cpu_milli, node.allocatable.memory_bytes, gpus, node.labels, taints,
+                         node.schedulable);
+}
+
+}  // namespace
+
+ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
+    : spec_(std::move(spec)), groups_(static_cast<int>(spec_->nodes.size())) {
+  using Features = decltype(static_features(std::declval<NodeSpec>()));
+  std::map<Features, int32_t> classes;
+  states_.reserve(spec_->nodes.size());
+  for (const NodeSpec& node : spec_->nodes) {
+    states_.push_back(NodeState::empty(node));
+    auto [it, inserted] = classes.try_emplace(static_features(node), static_cast<int32_t>(classes.size()));
+    node_class_.push_back(it->second);
+    std::vector<GpuDevice> kinds;
+    std::vector<int16_t> ordinals;
+    for (const GpuDevice& device : node.gpus) {
+      auto found = std::find(kinds.begin(), kinds.end(), device);
+      if (found == kinds.end()) found = kinds.insert(kinds.end(), device);
+      ordinals.push_back(static_cast<int16_t>(found - kinds.begin()));
+    }
+    device_kind_.push_back(std::move(ordinals));
+    totals_.gpu_capacity_milli += int64_t{node.gpu_count()} * kMilliPerGpu;
+    totals_.capacity += node.allocatable;
+  }
+  for (NodeIndex node = 0; node < node_count(); ++node) regroup(node);
+}
+
+NodeStateKey ClusterState::key_of(NodeIndex node) const {
+  const NodeState& state = node_state(node);
+  NodeStateKey key{node_class_[static_cast<size_t>(node)], state.free.cpu_milli, state.free.memory_bytes, {}};
+  const auto& kinds = device_kind_[static_cast<size_t>(node)];
+  key.devices.reserve(kinds.size());
+  for (size_t device = 0; device < kinds.size(); ++device) {
+    key.devices.push_back(int32_t{kinds[device]} << 11 | state.gpu_used_milli[device]);
+  }
+  std::sort(key.devices.begin(), key.devices.end());
+  return key;
+}
+
+PodId ClusterState::add_pod(PodSpec pod) {
+  pods_.push_back(PodEntry{std::move(pod), std::nullopt});
+  return static_cast<PodId>(pods_.size() - 1);
+}
+
+void ClusterState::bind(PodId id, Binding binding) {
+  PodEntry& entry = pods_[static_cast<size_t>(id)];
+  states_[static_cast<size_t>(binding.node)].apply(entry.spec, binding);
+  totals_.gpu_allocated_milli += binding.gpu_milli();
+  totals_.allocated += entry.spec.request;
+  NodeIndex node = binding.node;
+  entry.binding = std::move(binding);
+  regroup(node);
+}
+
+Binding ClusterState::unbind(PodId id) {
+  PodEntry& entry = pods_[static_cast<size_t>(id)];
+  Binding binding = std::move(*entry.binding);
+  entry.binding.reset();
+  states_[static_cast<size_t>(binding.node)].release(entry.spec, binding);
+  totals_.gpu_allocated_milli -= binding.gpu_milli();
+  totals_.allocated -= entry.spec.request;
+  regroup(binding.node);
+  return binding;
+}
+
+}  // namespace tessera

@@ -1,0 +1,80 @@
+#include "engine/invariants.h"
+
+#include <fmt/format.h>
+
+#include "policy/feasibility.h"
+
+namespace tessera {
+
+std::vector<std::string> check_invariants(const ClusterState& cluster) {
+  std::vector<std::string> violations;
+  const int nodes = cluster.node_count();
+  std::vector<NodeState> recomputed;
+  std::vector<std::vector<int>> whole_owners(static_cast<size_t>(nodes));
+  std::vector<std::vector<int>> sharers(static_cast<size_t>(nodes));
+  recomputed.reserve(static_cast<size_t>(nodes));
+  for (NodeIndex node = 0; node < nodes; ++node) {
+    recomputed.push_back(NodeState::empty(cluster.node_spec(node)));
+    whole_owners[static_cast<size_t>(node)].assign(cluster.node_spec(node).gpus.size(), 0);
+    sharers[static_cast<size_t>(node)].assign(cluster.node_spec(node).gpus.size(), 0);
+  }
+  for (PodId id = 0; id < cluster.pod_count(); ++id) {
+    const auto& binding = cluster.binding(id);
+    if (!binding) continue;
+    const PodSpec& pod = cluster.pod(id);
+    if (binding->node < 0 || binding->node >= nodes) {
+      violations.push_back(fmt::format("pod {} bound to unknown node {}", pod.name, binding->node));
+      continue;
+    }
+    const NodeSpec& spec = cluster.node_spec(binding->node);
+    for (int16_t device : binding->devices) {
+      if (device < 0 || device >= spec.gpu_count()) {
+        violations.push_back(fmt::format("pod {} holds unknown device {} on {}", pod.name, device, spec.name));
+        continue;
+      }
+      if (!pod.allowed_models.allows(spec.gpus[static_cast<size_t>(device)].model)) {
+        violations.push_back(fmt::format("pod {} runs on a GPU model it does not allow on {}", pod.name, spec.name));
+      }
+      auto& counts = pod.gpu.kind == GpuRequest::Kind::kWhole ? whole_owners : sharers;
+      ++counts[static_cast<size_t>(binding->node)][static_cast<size_t>(device)];
+    }
+    if (pod.gpu.kind == GpuRequest::Kind::kWhole && static_cast<int>(binding->devices.size()) != pod.gpu.whole_gpus) {
+      violations.push_back(fmt::format("pod {} asked for {} GPUs but holds {}", pod.name, pod.gpu.whole_gpus, binding->devices.size()));
+    }
+    if (check_static(spec, pod) != Predicate::kFits) {
+      violations.push_back(fmt::format("pod {} is bound to {} which it does not match", pod.name, spec.name));
+    }
+    recomputed[static_cast<size_t>(binding->node)].apply(pod, *binding);
+  }
+  for (NodeIndex node = 0; node < nodes; ++node) {
+    const NodeSpec& spec = cluster.node_spec(node);
+    const NodeState& actual = cluster.node_state(node);
+    const NodeState& expected = recomputed[static_cast<size_t>(node)];
+    if (actual.free != expected.free || actual.gpu_used_milli != expected.gpu_used_milli) {
+      violations.push_back(fmt::format("node {} usage differs from the sum of its bound pods", spec.name));
+    }
+    if (expected.free.cpu_milli < 0) violations.push_back(fmt::format("node {} CPU overcommitted", spec.name));
+    if (expected.free.memory_bytes < 0) violations.push_back(fmt::format("node {} memory overcommitted", spec.name));
+    for (int device = 0; device < spec.gpu_count(); ++device) {
+      int used = expected.gpu_used_milli[static_cast<size_t>(device)];
+      if (used > kMilliPerGpu || used < 0) {
+        violations.push_back(fmt::format("node {} GPU {} holds {} milli", spec.name, device, used));
+      }
+      int whole = whole_owners[static_cast<size_t>(node)][static_cast<size_t>(device)];
+      int shared = sharers[static_cast<size_t>(node)][static_cast<size_t>(device)];
+      if (whole > 1 || (whole == 1 && shared > 0)) {
+        violations.push_back(fmt::format("node {} GPU {} is shared by a whole-GPU pod", spec.name, device));
+      }
+    }
+  }
+  return violations;
+}
+
+std::vector<std::string> check_gang(const ClusterState& cluster, std::span<const PodId> pods, int min_member) {
+  int bound = 0;
+  for (PodId id : pods) bound += cluster.binding(id).has_value() ? 1 : 0;
+  if (bound == 0 || bound >= min_member) return {};
+  return {fmt::format("gang of {} (min {}) is partially placed: {} bound", pods.size(), min_member, bound)};
+}
+
+}  // namespace tessera

@@ -1,0 +1,44 @@
+#include "engine/node_groups.h"
+
+namespace tessera {
+
+size_t NodeStateKeyHash::operator()(const NodeStateKey& key) const {
+  uint64_t hash = 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(key.node_class);
+  auto mix = [&hash](uint64_t value) {
+    hash ^= value + 0x9E3779B97F4A7C15ULL + (hash << 6) + (hash >> 2);
+  };
+  mix(static_cast<uint64_t>(key.free_cpu_milli));
+  mix(static_cast<uint64_t>(key.free_memory_bytes));
+  for (int32_t device : key.devices) mix(static_cast<uint64_t>(device));
+  return static_cast<size_t>(hash);
+}
+
+void NodeGroups::assign(NodeIndex node, NodeStateKey key) {
+  int32_t& slot = group_of_[static_cast<size_t>(node)];
+  if (slot >= 0) {
+    Group& old_group = groups_[static_cast<size_t>(slot)];
+    if (old_group.key == key) return;
+    old_group.members.erase(node);
+    if (old_group.members.empty()) {
+      index_.erase(old_group.key);
+      free_slots_.push_back(slot);
+    }
+  }
+  auto [it, inserted] = index_.try_emplace(key, -1);
+  if (inserted) {
+    if (free_slots_.empty()) {
+      it->second = static_cast<int32_t>(groups_.size());
+      groups_.push_back(Group{std::move(key), {}, next_uid_++});
+    } else {
+      it->second = free_slots_.back();
+      free_slots_.pop_back();
+      Group& reused = groups_[static_cast<size_t>(it->second)];
+      reused.key = std::move(key);
+      reused.uid = next_uid_++;
+    }
+  }
+  slot = it->second;
+  groups_[static_cast<size_t>(slot)].members.insert(node);
+}
+
+}  // namespace tessera

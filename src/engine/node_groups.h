@@ -1,0 +1,62 @@
+// Groups nodes that are interchangeable right now: same static class (capacity, devices,
+// labels, taints) and same usage up to a permutation of identical devices. A placement decision
+// checks and scores one representative per group — the lowest-index member — instead of every
+// node, which is what keeps a decision cheap on 10,000-node clusters where most nodes look alike.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "core/node.h"
+
+namespace tessera {
+
+struct NodeStateKey {
+  int32_t node_class = 0;
+  int64_t free_cpu_milli = 0;
+  int64_t free_memory_bytes = 0;
+  std::vector<int32_t> devices;  // (device kind << 11 | used milli), sorted
+
+  friend bool operator==(const NodeStateKey&, const NodeStateKey&) = default;
+};
+
+struct NodeStateKeyHash {
+  size_t operator()(const NodeStateKey& key) const;
+};
+
+class NodeGroups {
+ public:
+  struct Group {
+    NodeStateKey key;
+    std::set<NodeIndex> members;  // ordered: begin() is the representative
+    // Never reused, even when the slot is: a group's key never changes, so anything derived
+    // from the key (a feasibility verdict, a policy score) can be cached under this id.
+    uint64_t uid = 0;
+  };
+
+  explicit NodeGroups(int node_count) : group_of_(static_cast<size_t>(node_count), -1) {}
+
+  // Moves the node into the group of `key`, creating it if needed.
+  void assign(NodeIndex node, NodeStateKey key);
+
+  template <typename Visit>
+  void for_each(Visit&& visit) const {
+    for (const Group& group : groups_) {
+      if (!group.members.empty()) visit(group);
+    }
+  }
+  size_t group_count() const { return groups_.size() - free_slots_.size(); }
+  const Group& group_of(NodeIndex node) const { return groups_[static_cast<size_t>(group_of_[node])]; }
+
+ private:
+  std::vector<Group> groups_;
+  std::vector<int32_t> free_slots_;
+  std::vector<int32_t> group_of_;
+  uint64_t next_uid_ = 1;
+  std::unordered_map<NodeStateKey, int32_t, NodeStateKeyHash> index_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,110 @@
+#include "engine/placer.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "policy/device_choice.h"
+
+namespace tessera {
+
+std::string FailureSummary::describe() const {
+  std::vector<std::pair<int, int>> counts;  // (nodes, predicate)
+  for (int predicate = 1; predicate < kPredicateCount; ++predicate) {
+    if (nodes_by_predicate[static_cast<size_t>(predicate)] > 0) {
+      counts.emplace_back(nodes_by_predicate[static_cast<size_t>(predicate)], predicate);
+    }
+  }
+  std::sort(counts.begin(), counts.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::string text;
+  for (auto [nodes, predicate] : counts) {
+    if (!text.empty()) text += "; ";
+    text += fmt::format("{} node{}: {}", nodes, nodes == 1 ? "" : "s", predicate_phrase(static_cast<Predicate>(predicate)));
+  }
+  return text.empty() ? "no nodes" : text;
+}
+
+Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementChoice& choice) {
+  Binding binding;
+  binding.node = node.index;
+  switch (pod.gpu.kind) {
+    case GpuRequest::Kind::kNone: break;
+    case GpuRequest::Kind::kWhole:
+      binding.devices = pick_whole_devices(node.spec, node.state, pod);
+      binding.milli_per_device = kMilliPerGpu;
+      break;
+    case GpuRequest::Kind::kPortion:
+    case GpuRequest::Kind::kMemory:
+      binding.devices = {static_cast<int16_t>(choice.device)};
+      binding.milli_per_device = pod.gpu.milli_on_device(node.spec.gpus[static_cast<size_t>(choice.device)].memory_bytes);
+      break;
+  }
+  return binding;
+}
+
+std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why) {
+  // Bounded so long replays cannot grow it without limit; entries are cheap to recompute.
+  constexpr size_t kMaxCachedVerdicts = size_t{1} << 22;
+  constexpr size_t kMaxShapes = size_t{1} << 20;  // shape ids take the low 20 bits of a cache key
+  if (cluster_ != &cluster || verdicts_.size() > kMaxCachedVerdicts || shapes_.size() >= kMaxShapes) {
+    cluster_ = &cluster;
+    verdicts_.clear();
+    shapes_ = PodShapes();
+  }
+  const uint64_t shape = shapes_.intern(pod);
+  const Verdict* best = nullptr;
+  NodeIndex best_node = -1;
+  cluster.groups().for_each([&](const NodeGroups::Group& group) {
+    NodeIndex representative = *group.members.begin();
+    auto [it, inserted] = verdicts_.try_emplace(group.uid << 20 | shape);
+    Verdict& verdict = it->second;
+    if (inserted) {
+      NodeView node = cluster.view(representative);
+      verdict.predicate = check_node(node.spec, node.state, pod);
+      if (verdict.predicate == Predicate::kFits) {
+        PlacementChoice choice = policy_.score(node, pod);
+        verdict.score = choice.score;
+        verdict.device_code = choice.device >= 0 ? cluster.device_code(representative, choice.device) : -1;
+      }
+    }
+    if (verdict.predicate != Predicate::kFits) {
+      if (why) why->nodes_by_predicate[static_cast<size_t>(verdict.predicate)] += static_cast<int>(group.members.size());
+      return;
+    }
+    if (!best || verdict.score > best->score || (verdict.score == best->score && representative < best_node)) {
+      best = &verdict;
+      best_node = representative;
+    }
+  });
+  if (!best) return std::nullopt;
+  PlacementChoice choice{best->score, -1};
+  if (best->device_code >= 0) {
+    for (int device = 0; device < cluster.node_spec(best_node).gpu_count(); ++device) {
+      if (cluster.device_code(best_node, device) == best->device_code) {
+        choice.device = device;
+        break;
+      }
+    }
+  }
+  return make_binding(cluster.view(best_node), pod, choice);
+}
+
+bool Placer::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why) {
+  Statement::Checkpoint start = statement.checkpoint();
+  for (size_t i = 0; i < pods.size(); ++i) {
+    FailureSummary pod_failures;
+    std::optional<Binding> binding = find(statement.cluster(), statement.cluster().pod(pods[i]), &pod_failures);
+    if (!binding) {
+      if (why) {
+        *why = pod_failures;
+        why->failed_pod_index = static_cast<int>(i);
+      }
+      statement.rollback(start);
+      return false;
+    }
+    statement.allocate(pods[i], std::move(*binding));
+  }
+  return true;
+}
+
+}  // namespace tessera

@@ -1,0 +1,59 @@
+// Places pods and gangs with a placement policy: checks feasibility on one representative per
+// node group, asks the policy to score the feasible ones, keeps the best (ties: lowest index).
+// Verdicts are cached per (group, pod shape): a group's state never changes and a policy's
+// score depends only on the node's state, so each pair is judged once. A Placer therefore
+// serves one ClusterState for its lifetime.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "core/binding.h"
+#include "engine/cluster_state.h"
+#include "engine/pod_shapes.h"
+#include "engine/statement.h"
+#include "policy/feasibility.h"
+#include "policy/placement_policy.h"
+
+namespace tessera {
+
+// How many nodes failed each predicate for a pod that could not be placed (SPEC §7).
+struct FailureSummary {
+  std::array<int, kPredicateCount> nodes_by_predicate{};
+  int failed_pod_index = -1;  // within a gang: the first member that found no node
+
+  // "12 nodes: not enough idle GPUs; 3 nodes: untolerated taint", most frequent first.
+  std::string describe() const;
+};
+
+class Placer {
+ public:
+  explicit Placer(PlacementPolicy& policy) : policy_(policy) {}
+
+  // The best feasible binding for the pod in the cluster as it is, or nullopt.
+  std::optional<Binding> find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why = nullptr);
+
+  // Places every pod of a gang in the statement, or none: on failure the statement is rolled
+  // back to where it was and false is returned.
+  bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr);
+
+ private:
+  struct Verdict {
+    Predicate predicate = Predicate::kFits;
+    int32_t device_code = -1;  // the chosen device, as ClusterState::device_code
+    double score = 0;
+  };
+
+  PlacementPolicy& policy_;
+  const ClusterState* cluster_ = nullptr;
+  PodShapes shapes_;
+  std::unordered_map<uint64_t, Verdict> verdicts_;
+};
+
+// The binding a policy choice stands for on that node.
+Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementChoice& choice);
+
+}  // namespace tessera

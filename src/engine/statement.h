@@ -1,0 +1,49 @@
+// A statement: tentative allocations and evictions applied to a ClusterState, with checkpoints
+// to roll back to, so what-ifs (a gang that might not fit, evictions that might not help) are
+// cheap and nothing half-done escapes. Destroying an uncommitted statement rolls it all back.
+#pragma once
+
+#include <vector>
+
+#include "core/binding.h"
+#include "core/pod.h"
+#include "engine/cluster_state.h"
+
+namespace tessera {
+
+struct Operation {
+  enum class Kind : uint8_t { kAllocate, kEvict };
+  Kind kind;
+  PodId pod;
+  Binding binding;  // the new binding (allocate) or the one given up (evict)
+};
+
+class Statement {
+ public:
+  using Checkpoint = size_t;
+
+  explicit Statement(ClusterState& cluster) : cluster_(cluster) {}
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { rollback(0); }
+
+  // Precondition: the pod is unbound and the binding is feasible.
+  void allocate(PodId pod, Binding binding);
+  // Precondition: the pod is bound.
+  void evict(PodId pod);
+
+  Checkpoint checkpoint() const { return operations_.size(); }
+  // Undoes, newest first, every operation after the checkpoint.
+  void rollback(Checkpoint checkpoint);
+  // Makes every operation permanent and returns them, oldest first, for the caller to carry out.
+  std::vector<Operation> commit();
+
+  const std::vector<Operation>& operations() const { return operations_; }
+  const ClusterState& cluster() const { return cluster_; }
+
+ private:
+  ClusterState& cluster_;
+  std::vector<Operation> operations_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,75 @@
+#include "policy/device_choice.h"
+
+#include "policy/feasibility.h"
+
+namespace tessera {
+
+std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
+  std::vector<int16_t> devices;
+  for (int device = 0; device < node.gpu_count() && static_cast<int>(devices.size()) < pod.gpu.whole_gpus;
+       ++device) {
+    if (state.device_is_idle(device) && pod.allowed_models.allows(node.gpus[device].model)) {
+      devices.push_back(static_cast<int16_t>(device));
+    }
+  }
+  return devices;
+}
+
+std::vector<int> fraction_candidates(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
+  std::vector<int> candidates;
+  for (int device = 0; device < node.gpu_count(); ++device) {
+    if (!device_fits_fraction(node, state, pod, device)) continue;
+    bool duplicate = false;
+    for (int earlier : candidates) {
+      if (node.gpus[earlier] == node.gpus[device] && state.gpu_used_milli[earlier] == state.gpu_used_milli[device]) {
+        duplicate = true;
+        break;
+      }
+    }
+    if (!duplicate) candidates.push_back(device);
+  }
+  return candidates;
+}
+
+NodeState state_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
+  NodeState after = state;
+  Binding binding;
+  if (pod.gpu.kind == GpuRequest::Kind::kWhole) {
+    binding.devices = pick_whole_devices(node, state, pod);
+    binding.milli_per_device = kMilliPerGpu;
+  } else if (pod.gpu.is_fractional() && device >= 0) {
+    binding.devices = {static_cast<int16_t>(device)};
+    binding.milli_per_device = pod.gpu.milli_on_device(node.gpus[device].memory_bytes);
+  }
+  after.apply(pod, binding);
+  return after;
+}
+
+namespace {
+
+template <typename Better>
+int extreme_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod, Better better) {
+  int chosen = -1;
+  int chosen_free = 0;
+  for (int device = 0; device < node.gpu_count(); ++device) {
+    if (!device_fits_fraction(node, state, pod, device)) continue;
+    int free_after = state.gpu_free_milli(device) - pod.gpu.milli_on_device(node.gpus[device].memory_bytes);
+    if (chosen < 0 || better(free_after, chosen_free)) {
+      chosen = device;
+      chosen_free = free_after;
+    }
+  }
+  return chosen;
+}
+
+}  // namespace
+
+int tightest_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
+  return extreme_device(node, state, pod, [](int a, int b) { return a < b; });
+}
+
+int loosest_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
+  return extreme_device(node, state, pod, [](int a, int b) { return a > b; });
+}
+
+}  // namespace tessera

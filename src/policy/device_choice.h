@@ -1,0 +1,28 @@
+// Device selection inside a node: which devices a whole-GPU pod takes, and the fractional
+// candidates a policy compares (one per distinct device state, lowest index first).
+#pragma once
+
+#include <vector>
+
+#include "core/node.h"
+#include "core/node_state.h"
+#include "core/pod.h"
+
+namespace tessera {
+
+// The lowest-index idle devices of an allowed model, as many as the pod asks for.
+std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
+
+// Devices that can take the pod's fraction, skipping any whose model, memory and used portion
+// equal an earlier candidate's (they would score the same).
+std::vector<int> fraction_candidates(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
+
+// The state the node would be in after the pod is placed on `device` (fractional) or on its
+// whole devices.
+NodeState state_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device);
+
+// The candidate device whose free portion after placement is smallest (best fit) or largest.
+int tightest_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
+int loosest_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
+
+}  // namespace tessera

@@ -1,0 +1,37 @@
+// The placement policy interface: given a node the pod fits on, how good is it, and which device
+// would the pod take there? The engine asks only about feasible nodes, keeps the highest score
+// and breaks ties by the lowest node index, so a policy is a pure scoring rule.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "core/node.h"
+#include "core/node_state.h"
+#include "core/pod.h"
+
+namespace tessera {
+
+struct NodeView {
+  NodeIndex index;
+  const NodeSpec& spec;
+  const NodeState& state;
+};
+
+struct PlacementChoice {
+  double score = 0;
+  int device = -1;  // the device for a fractional pod; -1 otherwise
+};
+
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+  virtual std::string_view name() const = 0;
+  // Scores a node the pod fits on. Must depend only on the node's spec and state (not on its
+  // index), so nodes in identical states can be scored once.
+  virtual PlacementChoice score(const NodeView& node, const PodSpec& pod) = 0;
+};
+
+using PlacementPolicyPtr = std::unique_ptr<PlacementPolicy>;
+
+}  // namespace tessera

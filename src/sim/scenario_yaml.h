@@ -1,0 +1,41 @@
+// Tessera's own scenario format (YAML): a cluster of nodes and a list of workloads with arrival
+// times, durations and gang sizes. docs/scenario-format.md is the reference.
+//
+// Errors name the source, the line and column (1-based) and the field, and say what was expected.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+#include "sim/scenario.h"
+
+namespace tessera {
+
+// Resolves a file reference inside a scenario (e.g. `alibaba_nodes: builtin:gpu_node` or a path
+// relative to the scenario) to its text, or an Error.
+using TextResolver = std::function<Result<std::string>(std::string_view reference)>;
+
+// Parses a scenario. A scenario may carry only a cluster or only workloads; the caller combines
+// it with --cluster / --workload. `scenario.cluster` is null when the file has no cluster.
+struct ScenarioParts {
+  std::string name;
+  std::shared_ptr<const ClusterSpec> cluster;
+  std::optional<std::vector<WorkloadSpec>> workloads;
+  std::string cluster_source;
+  std::string workload_source;
+};
+
+// `cluster_hint` resolves GPU model names in workloads when the file itself has no cluster.
+Result<ScenarioParts> parse_scenario_yaml(std::string_view yaml_text, std::string_view source,
+                                          const TextResolver& resolve, const ClusterSpec* cluster_hint);
+
+// Kubernetes quantity strings: "500m", "2", "1.5" (CPU -> millicores); "64Gi", "512Mi", "1G",
+// "1024" (memory -> bytes). Return nullopt for anything else or a negative value.
+std::optional<int64_t> parse_cpu_milli(std::string_view text);
+std::optional<int64_t> parse_memory_bytes(std::string_view text);
+
+}  // namespace tessera
