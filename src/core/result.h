@@ -25,6 +25,7 @@ class [[nodiscard]] Result {
   T&& value() && { return std::get<T>(std::move(state_)); }
   const T& operator*() const& { return value(); }
   T& operator*() & { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
 

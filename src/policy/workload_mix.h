@@ -1,0 +1,33 @@
+// The workload mix a fragmentation measure is taken against: the distinct pod types of a
+// workload (CPU, memory, GPU request, allowed models) and how often each occurs (FGD's
+// "target workload", its task types m with popularity p_m).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "core/pod.h"
+
+namespace tessera {
+
+struct PodType {
+  Resources request;
+  GpuRequest gpu;
+  GpuModelSet allowed_models;
+  double popularity = 0;  // share of pods of this type; the types' popularities sum to 1
+};
+
+class WorkloadMix {
+ public:
+  WorkloadMix() = default;
+  explicit WorkloadMix(std::vector<PodType> types) : types_(std::move(types)) {}
+  static WorkloadMix from_pods(std::span<const PodSpec> pods);
+
+  const std::vector<PodType>& types() const { return types_; }
+  bool empty() const { return types_.empty(); }
+
+ private:
+  std::vector<PodType> types_;
+};
+
+}  // namespace tessera

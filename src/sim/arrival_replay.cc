@@ -1,0 +1,232 @@
+#include "sim/arrival_replay.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "engine/cluster_state.h"
+#include "engine/invariants.h"
+#include "engine/placer.h"
+#include "policy/fragmentation.h"
+#include "policy/policy_registry.h"
+#include "sim/parallel_runs.h"
+#include "sim/pod_type_label.h"
+
+namespace tessera {
+
+namespace {
+
+std::vector<PodSpec> pod_population(const Scenario& scenario) {
+  std::vector<PodSpec> pods;
+  for (const WorkloadSpec& workload : scenario.workloads) {
+    pods.insert(pods.end(), workload.pods.begin(), workload.pods.end());
+  }
+  return pods;
+}
+
+// The GPU a pod asks for, in milli, for counting arrived workload. A memory request counts as
+// the portion it takes of the cluster's most common device.
+int64_t arrived_gpu_milli(const PodSpec& pod, int64_t typical_device_memory) {
+  if (pod.gpu.kind == GpuRequest::Kind::kMemory) return pod.gpu.milli_on_device(typical_device_memory);
+  return pod.gpu.nominal_milli();
+}
+
+int64_t typical_device_memory(const ClusterSpec& cluster) {
+  std::vector<int64_t> memories;
+  for (const NodeSpec& node : cluster.nodes) {
+    for (const GpuDevice& device : node.gpus) memories.push_back(device.memory_bytes);
+  }
+  if (memories.empty()) return 0;
+  std::nth_element(memories.begin(), memories.begin() + static_cast<std::ptrdiff_t>(memories.size() / 2), memories.end());
+  return memories[memories.size() / 2];
+}
+
+// Keeps the cluster's FGD fragmentation up to date one node at a time.
+class FragmentationTracker {
+ public:
+  FragmentationTracker(const ClusterState& cluster, const WorkloadMix& mix) : mix_(mix), per_node_(static_cast<size_t>(cluster.node_count())) {
+    for (NodeIndex node = 0; node < cluster.node_count(); ++node) update(cluster, node);
+  }
+  void update(const ClusterState& cluster, NodeIndex node) {
+    double& value = per_node_[static_cast<size_t>(node)];
+    total_ -= value;
+    value = expected_fragmentation(cluster.node_spec(node), cluster.node_state(node), mix_);
+    total_ += value;
+  }
+  double total() const { return total_; }
+
+ private:
+  const WorkloadMix& mix_;
+  std::vector<double> per_node_;
+  double total_ = 0;
+};
+
+double mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+double stddev(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  double m = mean(values), sum = 0;
+  for (double v : values) sum += (v - m) * (v - m);
+  return std::sqrt(sum / static_cast<double>(values.size() - 1));
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+// The curve's last point at or before `arrived_pct` (allocation only grows with arrivals).
+ArrivalPoint point_at(const std::vector<ArrivalPoint>& curve, double arrived_pct) {
+  auto it = std::upper_bound(curve.begin(), curve.end(), arrived_pct,
+                             [](double x, const ArrivalPoint& p) { return x < p.arrived_pct; });
+  if (it == curve.begin()) return ArrivalPoint{arrived_pct, 0, 0};
+  ArrivalPoint point = *std::prev(it);
+  point.arrived_pct = arrived_pct;
+  return point;
+}
+
+ArrivalPolicyResult summarize(std::string policy, std::vector<ArrivalRun> runs, double target_pct) {
+  ArrivalPolicyResult result;
+  result.policy = std::move(policy);
+  std::vector<double> alloc, frag, walls;
+  for (const ArrivalRun& run : runs) {
+    alloc.push_back(run.alloc_at_100_pct);
+    frag.push_back(run.frag_at_100_pct);
+    walls.push_back(run.wall_seconds);
+    for (const auto& [type, count] : run.by_type) {
+      result.by_type[type].arrived += count.arrived;
+      result.by_type[type].failed += count.failed;
+    }
+  }
+  result.alloc_at_100_pct = mean(alloc);
+  result.alloc_at_100_pct_stddev = stddev(alloc);
+  result.alloc_at_100_pct_min = alloc.empty() ? 0 : *std::min_element(alloc.begin(), alloc.end());
+  result.alloc_at_100_pct_max = alloc.empty() ? 0 : *std::max_element(alloc.begin(), alloc.end());
+  result.frag_at_100_pct = mean(frag);
+  result.wall_seconds_median = median(walls);
+  for (int step = 0; step <= static_cast<int>(std::floor(target_pct)); ++step) {
+    ArrivalPoint sum{static_cast<double>(step), 0, 0};
+    for (const ArrivalRun& run : runs) {
+      ArrivalPoint point = point_at(run.curve, step);
+      sum.allocated_pct += point.allocated_pct / static_cast<double>(runs.size());
+      sum.fragmentation_pct += point.fragmentation_pct / static_cast<double>(runs.size());
+    }
+    result.mean_curve.push_back(sum);
+  }
+  result.runs = std::move(runs);
+  return result;
+}
+
+}  // namespace
+
+Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view policy_name, uint64_t seed,
+                                    const ArrivalOptions& options) {
+  const std::vector<PodSpec> population = pod_population(scenario);
+  if (population.empty()) return Error{fmt::format("workload {} has no pods to sample from", scenario.workload_source)};
+  const WorkloadMix mix = WorkloadMix::from_pods(population);
+  auto policy = make_policy(policy_name, mix);
+  if (!policy) return policy.error();
+
+  const auto started = std::chrono::steady_clock::now();
+  ClusterState cluster(scenario.cluster);
+  Placer placer(**policy);
+  FragmentationTracker fragmentation(cluster, mix);
+  const double capacity = static_cast<double>(cluster.totals().gpu_capacity_milli);
+  if (capacity <= 0) return Error{fmt::format("cluster {} has no GPUs", scenario.cluster_source)};
+  const int64_t device_memory = typical_device_memory(*scenario.cluster);
+
+  ArrivalRun run;
+  run.seed = seed;
+  std::mt19937_64 random(seed);
+  int64_t arrived_milli = 0;
+  bool reached_100 = false;
+  double last_recorded = -1;
+  while (100.0 * static_cast<double>(arrived_milli) / capacity < options.target_pct) {
+    const PodSpec& sampled = population[random() % population.size()];
+    const PodId pod = cluster.add_pod(sampled);
+    arrived_milli += arrived_gpu_milli(sampled, device_memory);
+    TypeCount& count = run.by_type[pod_type_label(sampled)];
+    ++count.arrived;
+    ++run.pods_arrived;
+    if (auto binding = placer.find(cluster, sampled)) {
+      NodeIndex node = binding->node;
+      cluster.bind(pod, std::move(*binding));
+      fragmentation.update(cluster, node);
+      if (options.check_invariants) {
+        auto violations = check_invariants(cluster);
+        if (!violations.empty()) return Error{fmt::format("invariant violated with {}: {}", policy_name, violations.front())};
+      }
+    } else {
+      ++count.failed;
+      ++run.pods_failed;
+    }
+    ArrivalPoint point{100.0 * static_cast<double>(arrived_milli) / capacity,
+                       100.0 * static_cast<double>(cluster.totals().gpu_allocated_milli) / capacity,
+                       100.0 * fragmentation.total() / capacity};
+    if (!reached_100 && point.arrived_pct >= 100) {
+      reached_100 = true;
+      run.alloc_at_100_pct = point.allocated_pct;
+      run.frag_at_100_pct = point.fragmentation_pct;
+    }
+    if (point.arrived_pct - last_recorded >= 0.05) {
+      run.curve.push_back(point);
+      last_recorded = point.arrived_pct;
+    }
+    run.final_allocated_pct = point.allocated_pct;
+  }
+  if (!reached_100) {  // a target below 100%: report where arrivals stopped
+    run.alloc_at_100_pct = run.final_allocated_pct;
+    run.frag_at_100_pct = 100.0 * fragmentation.total() / capacity;
+  }
+  run.curve.push_back(ArrivalPoint{100.0 * static_cast<double>(arrived_milli) / capacity, run.final_allocated_pct,
+                                   100.0 * fragmentation.total() / capacity});
+  run.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return run;
+}
+
+Result<ArrivalReport> run_arrival_experiment(const Scenario& scenario, std::span<const std::string> policies,
+                                             const ArrivalOptions& options) {
+  if (policies.empty()) return Error{"no policy to run (expected at least one name in --policy)"};
+  if (options.seeds.empty()) return Error{"no seeds to run (expected --seeds >= 1)"};
+  if (!(options.target_pct > 0) || options.target_pct > 1000) {
+    return Error{fmt::format("target {}% is out of range (expected 0 < target <= 1000)", options.target_pct)};
+  }
+  for (const std::string& name : policies) {
+    if (auto probe = make_policy(name, WorkloadMix()); !probe) return probe.error();
+  }
+  const size_t seeds = options.seeds.size();
+  auto runs = run_in_parallel<Result<ArrivalRun>>(policies.size() * seeds, options.threads, [&](size_t job) {
+    return run_arrival_seed(scenario, policies[job / seeds], options.seeds[job % seeds], options);
+  });
+
+  ArrivalReport report;
+  report.scenario = scenario.name;
+  report.cluster_source = scenario.cluster_source;
+  report.workload_source = scenario.workload_source;
+  report.nodes = static_cast<int>(scenario.cluster->nodes.size());
+  report.gpus = scenario.cluster->gpu_capacity_milli() / kMilliPerGpu;
+  for (const WorkloadSpec& workload : scenario.workloads) report.workload_pods += static_cast<int64_t>(workload.pods.size());
+  report.target_pct = options.target_pct;
+  report.seeds = options.seeds;
+  for (size_t p = 0; p < policies.size(); ++p) {
+    std::vector<ArrivalRun> policy_runs;
+    for (size_t s = 0; s < seeds; ++s) {
+      auto& run = runs[p * seeds + s];
+      if (!run) return run.error();
+      policy_runs.push_back(std::move(*run));
+    }
+    report.policies.push_back(summarize(policies[p], std::move(policy_runs), options.target_pct));
+  }
+  return report;
+}
+
+}  // namespace tessera

@@ -1,0 +1,31 @@
+// The arrival experiment of "Beware of Fragmentation": pods drawn from the workload's pod
+// population (with replacement, by seed) arrive one at a time and never leave; each is placed
+// by the policy or fails. Arrivals stop once the arrived GPU requests reach target_pct of the
+// cluster's GPU capacity. Every policy sees the same pod sequence for a given seed.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "sim/scenario.h"
+#include "sim/sim_results.h"
+
+namespace tessera {
+
+struct ArrivalOptions {
+  double target_pct = 130;
+  std::vector<uint64_t> seeds = {1, 2, 3, 4, 5};
+  int threads = 0;                // 0: one per core
+  bool check_invariants = false;  // verify the safety invariants after every placement (slow)
+};
+
+Result<ArrivalReport> run_arrival_experiment(const Scenario& scenario, std::span<const std::string> policies,
+                                             const ArrivalOptions& options);
+
+// One seed of one policy; exposed for benchmarks and tests.
+Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view policy, uint64_t seed,
+                                    const ArrivalOptions& options);
+
+}  // namespace tessera

@@ -1,0 +1,24 @@
+// Resolves what `tessera sim --cluster X --workload Y` names into a Scenario. Each of X and Y
+// may be `builtin:NAME` (an embedded Alibaba trace), an Alibaba CSV file (node list or pod
+// list), or a Tessera scenario YAML that may carry the cluster, the workloads, or both.
+#pragma once
+
+#include <string>
+
+#include "core/result.h"
+#include "sim/scenario.h"
+
+namespace tessera {
+
+struct ScenarioRequest {
+  std::string cluster = "builtin:gpu_node";
+  std::string workload = "builtin:default";
+  bool workload_given = false;  // false: a YAML --cluster may supply the workloads
+};
+
+Result<Scenario> load_scenario(const ScenarioRequest& request);
+
+// The text of `builtin:NAME` or of a file, or an Error naming what could not be read.
+Result<std::string> read_reference(std::string_view reference);
+
+}  // namespace tessera
