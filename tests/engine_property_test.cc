@@ -1,0 +1,130 @@
+// Randomized property tests: thousands of random clusters and pods through every policy.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine/invariants.h"
+#include "engine/placer.h"
+#include "policy/feasibility.h"
+#include "policy/policy_registry.h"
+
+namespace tessera {
+namespace {
+
+struct RandomWorld {
+  std::shared_ptr<ClusterSpec> cluster = std::make_shared<ClusterSpec>();
+  std::vector<PodSpec> pods;
+};
+
+RandomWorld random_world(std::mt19937_64& random) {
+  RandomWorld world;
+  auto pick = [&random](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
+  GpuModelId models[] = {*world.cluster->models.intern("A100"), *world.cluster->models.intern("H100")};
+  const int nodes = pick(1, 12);
+  for (int i = 0; i < nodes; ++i) {
+    NodeSpec node;
+    node.name = "n" + std::to_string(i);
+    node.allocatable = {pick(1, 16) * 4000, int64_t{pick(1, 16)} * 16 * kGiB};
+    const int gpus = pick(0, 8);
+    GpuModelId model = models[pick(0, 1)];
+    for (int g = 0; g < gpus; ++g) node.gpus.push_back(GpuDevice{model, pick(0, 1) ? 80 * kGiB : 40 * kGiB});
+    if (pick(0, 5) == 0) node.taints.push_back(Taint{"dedicated", "x", TaintEffect::kNoSchedule});
+    if (pick(0, 9) == 0) node.schedulable = false;
+    node.labels["rack"] = pick(0, 1) ? "r1" : "r2";
+    world.cluster->nodes.push_back(node);
+  }
+  const int pods = pick(1, 80);
+  for (int i = 0; i < pods; ++i) {
+    PodSpec pod;
+    pod.name = "p" + std::to_string(i);
+    pod.request = {pick(0, 16) * 1000, int64_t{pick(0, 32)} * kGiB};
+    switch (pick(0, 4)) {
+      case 0: break;
+      case 1: pod.gpu = GpuRequest::whole(pick(1, 8)); break;
+      case 2:
+      case 3: pod.gpu = GpuRequest::portion(pick(1, 999)); break;
+      case 4: pod.gpu = GpuRequest::memory(int64_t{pick(1, 60)} * kGiB, 80 * kGiB); break;
+    }
+    if (pick(0, 4) == 0) pod.allowed_models.add(models[pick(0, 1)]);
+    if (pick(0, 3) == 0) pod.tolerations.push_back(Toleration{"dedicated", Toleration::Operator::kExists, "", std::nullopt});
+    if (pick(0, 6) == 0) pod.node_selector["rack"] = "r1";
+    world.pods.push_back(pod);
+  }
+  return world;
+}
+
+// The placer groups identical nodes and caches verdicts; it must choose exactly what scoring
+// every feasible node one by one chooses (best score, lowest index on ties).
+std::optional<NodeIndex> brute_force_choice(const ClusterState& cluster, PlacementPolicy& policy, const PodSpec& pod) {
+  std::optional<NodeIndex> best;
+  double best_score = 0;
+  for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
+    if (check_node(cluster.node_spec(node), cluster.node_state(node), pod) != Predicate::kFits) continue;
+    double score = policy.score(cluster.view(node), pod).score;
+    if (!best || score > best_score) {
+      best = node;
+      best_score = score;
+    }
+  }
+  return best;
+}
+
+TEST(EngineProperties, RandomGangsKeepInvariantsAndMatchBruteForce) {
+  std::mt19937_64 random(20231121);
+  int placements = 0;
+  for (int world_index = 0; world_index < 1500; ++world_index) {
+    RandomWorld world = random_world(random);
+    const std::string& policy_name = policy_names()[static_cast<size_t>(world_index) % policy_names().size()];
+    auto policy = make_policy(policy_name, WorkloadMix::from_pods(world.pods));
+    ASSERT_TRUE(policy.ok());
+    auto reference = make_policy(policy_name, WorkloadMix::from_pods(world.pods));
+    ClusterState cluster(world.cluster);
+    Placer placer(**policy);
+    std::vector<std::vector<PodId>> gangs;
+    std::vector<int> min_members;
+    for (size_t i = 0; i < world.pods.size();) {
+      const size_t size = std::min<size_t>(world.pods.size() - i, std::uniform_int_distribution<size_t>(1, 4)(random));
+      std::vector<PodId> gang;
+      for (size_t k = 0; k < size; ++k) gang.push_back(cluster.add_pod(world.pods[i + k]));
+      i += size;
+      // Before placing, the grouped and cached choice must equal the brute-force choice.
+      auto expected = brute_force_choice(cluster, **reference, cluster.pod(gang[0]));
+      auto found = placer.find(cluster, cluster.pod(gang[0]));
+      ASSERT_EQ(found.has_value(), expected.has_value()) << policy_name << " world " << world_index;
+      if (found) {
+        ASSERT_EQ(found->node, *expected) << policy_name << " world " << world_index;
+      }
+
+      Statement statement(cluster);
+      if (placer.place_gang(statement, gang)) {
+        if (std::bernoulli_distribution(0.2)(random)) {
+          statement.rollback(0);
+        } else {
+          statement.commit();
+          ++placements;
+        }
+      }
+      gangs.push_back(gang);
+      min_members.push_back(static_cast<int>(gang.size()));
+      // Now and then a whole gang leaves, inside a statement that commits.
+      if (!gangs.empty() && std::bernoulli_distribution(0.15)(random)) {
+        const auto& victim = gangs[std::uniform_int_distribution<size_t>(0, gangs.size() - 1)(random)];
+        Statement eviction(cluster);
+        for (PodId id : victim) {
+          if (cluster.binding(id)) eviction.evict(id);
+        }
+        eviction.commit();
+      }
+      auto violations = check_invariants(cluster);
+      ASSERT_TRUE(violations.empty()) << policy_name << " world " << world_index << ": " << violations.front();
+      for (size_t g = 0; g < gangs.size(); ++g) {
+        auto partial = check_gang(cluster, gangs[g], min_members[g]);
+        ASSERT_TRUE(partial.empty()) << partial.front();
+      }
+    }
+  }
+  EXPECT_GT(placements, 1000);  // the test exercised real placements
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,133 @@
+// Each policy's rule on small cases worked out by hand.
+#include <gtest/gtest.h>
+
+#include "engine/placer.h"
+#include "policy/best_fit_policy.h"
+#include "policy/dot_product_policy.h"
+#include "policy/fgd_policy.h"
+#include "policy/first_fit_policy.h"
+#include "policy/fragmentation.h"
+#include "policy/gpu_packing_policy.h"
+#include "policy/policy_registry.h"
+#include "policy/spread_policy.h"
+#include "policy/tessera_policy.h"
+#include "policy/usable_capacity.h"
+#include "test_cluster.h"
+
+namespace tessera {
+namespace {
+
+using testing::pod;
+using testing::uniform_cluster;
+
+// Mix: half 0.6-GPU pods, half 1-GPU pods, both with 1 CPU.
+WorkloadMix half_and_half() {
+  std::vector<PodSpec> pods = {pod("a", 1000, GpuRequest::portion(600)), pod("b", 1000, GpuRequest::whole(1))};
+  return WorkloadMix::from_pods(pods);
+}
+
+TEST(Fragmentation, FollowsTheFgdDefinition) {
+  auto cluster = uniform_cluster(1, 2, 4000);
+  NodeState state = NodeState::empty(cluster->nodes[0]);
+  state.gpu_used_milli = {500, 0};  // free: 500, 1000
+  WorkloadMix mix = half_and_half();
+  // 0.6 pods: device 0 (500 free < 600) is a fragment. 1-GPU pods: device 0 is partial, a fragment.
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, mix.types()[0]), 500);
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, mix.types()[1]), 500);
+  EXPECT_DOUBLE_EQ(expected_fragmentation(cluster->nodes[0], state, mix), 500);
+  // With no CPU left, neither type fits: every free portion is fragmented.
+  state.free.cpu_milli = 0;
+  EXPECT_DOUBLE_EQ(expected_fragmentation(cluster->nodes[0], state, mix), 1500);
+}
+
+TEST(Fragmentation, CpuOnlyTypeFragmentsOnlyWhenItCannotFit) {
+  auto cluster = uniform_cluster(1, 2, 4000);
+  NodeState state = NodeState::empty(cluster->nodes[0]);
+  PodType cpu_only{{2000, kGiB}, GpuRequest::none(), GpuModelSet::any(), 1.0};
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, cpu_only), 0);
+  state.free.cpu_milli = 1000;
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, cpu_only), 2000);
+}
+
+TEST(StrandedCapacity, CountsCpuLimitsAndRemainders) {
+  auto cluster = uniform_cluster(1, 4, 4000);
+  NodeState state = NodeState::empty(cluster->nodes[0]);
+  PodType one_gpu{{2000, kGiB}, GpuRequest::whole(1), GpuModelSet::any(), 1.0};
+  // 4 idle GPUs but CPU for two 1-GPU pods: two GPUs are stranded. FGD sees none.
+  EXPECT_DOUBLE_EQ(stranded_capacity(cluster->nodes[0], state, one_gpu), 2000);
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, one_gpu), 0);
+  // 0.4 pods on devices with 1000 free: two per device, 200 left on each.
+  PodType share{{1, 1}, GpuRequest::portion(400), GpuModelSet::any(), 1.0};
+  EXPECT_DOUBLE_EQ(stranded_capacity(cluster->nodes[0], state, share), 800);
+}
+
+TEST(FgdPolicy, PicksTheDeviceThatLeavesNoFragment) {
+  auto cluster = uniform_cluster(1, 2, 4000);
+  NodeState state = NodeState::empty(cluster->nodes[0]);
+  state.gpu_used_milli = {500, 0};
+  FgdPolicy policy(half_and_half());
+  // Onto device 0: free becomes {0, 1000}, F = 0 (growth -500). Onto device 1: free {500, 500},
+  // F = 0.5*1000 + 0.5*1000 (no idle device left for 1-GPU pods) = 1000 (growth +500).
+  PlacementChoice choice = policy.score(NodeView{0, cluster->nodes[0], state}, pod("x", 1000, GpuRequest::portion(500)));
+  EXPECT_EQ(choice.device, 0);
+  EXPECT_DOUBLE_EQ(choice.score, 500);
+}
+
+TEST(TesseraPolicy, AvoidsStrandingGpusBehindCpu) {
+  // Node 0: 4 GPUs and 4 cores; node 1: 4 GPUs and 64 cores. A CPU-only pod of 3 cores leaves
+  // node 0 with 1 core for its 4 idle GPUs. FGD sees no fragmentation either way when 1-GPU
+  // pods need 1 core; tessera sees 3 stranded GPUs on node 0.
+  auto cluster = uniform_cluster(2, 4, 64000);
+  cluster->nodes[0].allocatable.cpu_milli = 4000;
+  std::vector<PodSpec> population = {pod("gpu", 1000, GpuRequest::whole(1)), pod("cpu", 3000, GpuRequest::none())};
+  WorkloadMix mix = WorkloadMix::from_pods(population);
+  ClusterState state(cluster);
+  TesseraPolicy tessera_policy(mix);
+  Placer placer(tessera_policy);
+  auto binding = placer.find(state, pod("cpu", 3000, GpuRequest::none()));
+  ASSERT_TRUE(binding.has_value());
+  EXPECT_EQ(binding->node, 1);
+}
+
+TEST(ClassicPolicies, ChooseAsDescribed) {
+  // Node 0 is half full, node 1 is empty; both have 4 GPUs.
+  auto cluster = uniform_cluster(2, 4);
+  ClusterState state(cluster);
+  PodId existing = state.add_pod(pod("existing", 32000, GpuRequest::whole(2)));
+  state.bind(existing, Binding{0, {0, 1}, 1000});
+  PodId shared = state.add_pod(pod("shared", 1000, GpuRequest::portion(500)));
+  state.bind(shared, Binding{1, {3}, 500});
+  const PodSpec one_gpu = pod("new", 1000, GpuRequest::whole(1));
+  const PodSpec share = pod("new-share", 1000, GpuRequest::portion(300));
+
+  auto place = [&](PlacementPolicy& policy, const PodSpec& p) { return *Placer(policy).find(state, p); };
+  FirstFitPolicy first_fit;
+  BestFitPolicy best_fit;
+  SpreadPolicy spread;
+  GpuPackingPolicy packing;
+  DotProductPolicy dot;
+  EXPECT_EQ(place(first_fit, one_gpu).node, 0);
+  EXPECT_EQ(place(best_fit, one_gpu).node, 0);   // less left over
+  EXPECT_EQ(place(spread, one_gpu).node, 1);     // more left over
+  EXPECT_EQ(place(packing, share).node, 1);      // onto the already shared device
+  EXPECT_EQ(place(packing, share).devices, std::vector<int16_t>{3});
+  EXPECT_EQ(place(first_fit, share).devices, std::vector<int16_t>{2});  // node 0's first free device
+  EXPECT_EQ(place(best_fit, share).node, 0);
+  // Dot product: node 1 has more free CPU and GPU, so the request aligns better with it.
+  EXPECT_EQ(place(dot, one_gpu).node, 1);
+}
+
+TEST(PolicyRegistry, KnowsEveryNameAndRejectsOthers) {
+  for (const std::string& name : policy_names()) {
+    auto policy = make_policy(name, half_and_half());
+    ASSERT_TRUE(policy.ok()) << name;
+    EXPECT_EQ((*policy)->name(), name);
+  }
+  auto unknown = make_policy("worst-fit", half_and_half());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("unknown policy 'worst-fit'"), std::string::npos);
+  EXPECT_NE(unknown.error().message.find("fgd"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera
