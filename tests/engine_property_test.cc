@@ -1,5 +1,6 @@
 // Randomized property tests: thousands of random clusters and pods through every policy.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <random>
 
@@ -23,7 +24,7 @@ RandomWorld random_world(std::mt19937_64& random) {
   const int nodes = pick(1, 12);
   for (int i = 0; i < nodes; ++i) {
     NodeSpec node;
-    node.name = "n" + std::to_string(i);
+    node.name = fmt::format("n{}", i);
     node.allocatable = {pick(1, 16) * 4000, int64_t{pick(1, 16)} * 16 * kGiB};
     const int gpus = pick(0, 8);
     GpuModelId model = models[pick(0, 1)];
@@ -36,7 +37,7 @@ RandomWorld random_world(std::mt19937_64& random) {
   const int pods = pick(1, 80);
   for (int i = 0; i < pods; ++i) {
     PodSpec pod;
-    pod.name = "p" + std::to_string(i);
+    pod.name = fmt::format("p{}", i);
     pod.request = {pick(0, 16) * 1000, int64_t{pick(0, 32)} * kGiB};
     switch (pick(0, 4)) {
       case 0: break;

@@ -1,6 +1,7 @@
 #include "engine/statement.h"
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include "engine/invariants.h"
 #include "engine/placer.h"
@@ -67,7 +68,7 @@ TEST(Gang, AllOrNothing) {
   // Two nodes of 4 GPUs: a gang of three 3-GPU pods cannot fit (only two such pods fit).
   ClusterState cluster(uniform_cluster(2, 4));
   std::vector<PodId> gang;
-  for (int i = 0; i < 3; ++i) gang.push_back(cluster.add_pod(pod("g" + std::to_string(i), 1000, GpuRequest::whole(3))));
+  for (int i = 0; i < 3; ++i) gang.push_back(cluster.add_pod(pod(fmt::format("g{}", i), 1000, GpuRequest::whole(3))));
   FirstFitPolicy policy;
   Placer placer(policy);
   Statement statement(cluster);

@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/cluster.h"
 #include "core/pod.h"
 
@@ -16,7 +18,7 @@ inline std::shared_ptr<ClusterSpec> uniform_cluster(int count, int gpus, int64_t
   GpuModelId model = *cluster->models.intern("A100");
   for (int i = 0; i < count; ++i) {
     NodeSpec node;
-    node.name = "node-" + std::to_string(i);
+    node.name = fmt::format("node-{}", i);
     node.allocatable = {cpu_milli, memory_bytes};
     node.gpus.assign(static_cast<size_t>(gpus), GpuDevice{model, 80 * kGiB});
     cluster->nodes.push_back(node);

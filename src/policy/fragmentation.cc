@@ -1,5 +1,8 @@
 #include "policy/fragmentation.h"
 
+#include <algorithm>
+#include <array>
+
 namespace tessera {
 
 namespace {
@@ -47,10 +50,63 @@ double type_fragmentation(const NodeSpec& node, const NodeState& state, const Po
   return static_cast<double>(fragmented);
 }
 
+namespace {
+
+// The common case — every device of the node of one model and memory size — summarised once
+// per node state, so each pod type costs O(1) for the fit test and a short scan for the sum.
+struct UniformDevices {
+  GpuDevice device;
+  int idle = 0;
+  int max_free = 0;
+  int64_t free_total = 0;
+  std::array<int, 64> free_ascending{};
+  int count = 0;
+};
+
+bool summarize_uniform(const NodeSpec& node, const NodeState& state, UniformDevices& summary) {
+  if (node.gpus.size() > summary.free_ascending.size()) return false;
+  for (const GpuDevice& device : node.gpus) {
+    if (!(device == node.gpus.front())) return false;
+  }
+  summary.device = node.gpus.front();
+  summary.count = node.gpu_count();
+  for (int device = 0; device < summary.count; ++device) {
+    const int free = state.gpu_free_milli(device);
+    summary.free_ascending[static_cast<size_t>(device)] = free;
+    summary.idle += free == kMilliPerGpu ? 1 : 0;
+    summary.max_free = std::max(summary.max_free, free);
+    summary.free_total += free;
+  }
+  std::sort(summary.free_ascending.begin(), summary.free_ascending.begin() + summary.count);
+  return true;
+}
+
+double uniform_type_fragmentation(const UniformDevices& devices, const NodeState& state, const PodType& type) {
+  const auto free_total = static_cast<double>(devices.free_total);
+  if (!type.request.fits_in(state.free)) return free_total;
+  if (!type.gpu.wants_gpu()) return 0;
+  if (!type.allowed_models.allows(devices.device.model)) return free_total;
+  const int need = device_need_milli(type.gpu, devices.device);
+  const bool fits = type.gpu.kind == GpuRequest::Kind::kWhole ? devices.idle >= type.gpu.whole_gpus : devices.max_free >= need;
+  if (!fits) return free_total;
+  int64_t fragmented = 0;
+  for (int i = 0; i < devices.count && devices.free_ascending[static_cast<size_t>(i)] < need; ++i) {
+    fragmented += devices.free_ascending[static_cast<size_t>(i)];
+  }
+  return static_cast<double>(fragmented);
+}
+
+}  // namespace
+
 double expected_fragmentation(const NodeSpec& node, const NodeState& state, const WorkloadMix& mix) {
   if (node.gpus.empty()) return 0;
   double expected = 0;
-  for (const PodType& type : mix.types()) expected += type.popularity * type_fragmentation(node, state, type);
+  UniformDevices devices;
+  if (summarize_uniform(node, state, devices)) {
+    for (const PodType& type : mix.types()) expected += type.popularity * uniform_type_fragmentation(devices, state, type);
+  } else {
+    for (const PodType& type : mix.types()) expected += type.popularity * type_fragmentation(node, state, type);
+  }
   return expected;
 }
 
