@@ -21,7 +21,9 @@
 namespace tessera {
 
 // GPU memory per device for the trace's models (the trace gives none): V100M16 16 GiB, V100M32
-// 32 GiB, P100 16 GiB, T4 16 GiB, A10 24 GiB, G1/G2/G3 (undisclosed) 32 GiB.
+// 32 GiB, P100 16 GiB, T4 16 GiB, A10 24 GiB, G1/G2/G3 (undisclosed) 32 GiB. Other models get 0,
+// so GPU-memory requests never fit on them (portions and whole GPUs do).
+// An empty field may also be written "nan" (as pandas exports it).
 int64_t alibaba_gpu_memory_bytes(std::string_view model);
 
 Result<ClusterSpec> parse_alibaba_nodes(std::string_view csv_text, std::string_view source);

@@ -4,11 +4,12 @@
 // Errors name the source, the line and column (1-based) and the field, and say what was expected.
 #pragma once
 
-#include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 #include "sim/scenario.h"
@@ -20,7 +21,9 @@ namespace tessera {
 using TextResolver = std::function<Result<std::string>(std::string_view reference)>;
 
 // Parses a scenario. A scenario may carry only a cluster or only workloads; the caller combines
-// it with --cluster / --workload. `scenario.cluster` is null when the file has no cluster.
+// it with --cluster / --workload. `cluster` is null when the file has no cluster; the sources
+// are the references as written for `alibaba_nodes` / `alibaba_pods` and empty for inline
+// sections.
 struct ScenarioParts {
   std::string name;
   std::shared_ptr<const ClusterSpec> cluster;

@@ -1,0 +1,905 @@
+#include "sim/scenario_yaml.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>  // YAML::DeepRecursion; yaml.h does not include it
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sim/alibaba_trace.h"
+
+namespace tessera {
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes quantities.
+
+namespace {
+
+// 128-bit arithmetic keeps a quantity exact until the final rounding. `__extension__` tells
+// -Wpedantic that the non-standard type is deliberate.
+__extension__ typedef unsigned __int128 Wide;
+
+struct QuantitySuffix {
+  std::string_view text;
+  Wide numerator;  // the suffix multiplies the number by numerator / denominator
+  Wide denominator;
+};
+
+constexpr Wide power(Wide base, int exponent) {
+  Wide result = 1;
+  for (int i = 0; i < exponent; ++i) result *= base;
+  return result;
+}
+
+constexpr QuantitySuffix kQuantitySuffixes[] = {
+    {"", 1, 1},
+    {"m", 1, 1000},
+    {"k", power(10, 3), 1},
+    {"M", power(10, 6), 1},
+    {"G", power(10, 9), 1},
+    {"T", power(10, 12), 1},
+    {"P", power(10, 15), 1},
+    {"E", power(10, 18), 1},
+    {"Ki", power(2, 10), 1},
+    {"Mi", power(2, 20), 1},
+    {"Gi", power(2, 30), 1},
+    {"Ti", power(2, 40), 1},
+    {"Pi", power(2, 50), 1},
+    {"Ei", power(2, 60), 1},
+};
+
+// Integer digits beyond this cannot give an int64 result even after dividing by 1000 ("m").
+constexpr size_t kMaxIntegerDigits = 22;
+// Fraction digits kept exactly; any later non-zero digit only rounds the result up.
+constexpr size_t kMaxFractionDigits = 15;
+
+bool all_digits(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Wide digits_value(std::string_view digits) {
+  Wide value = 0;
+  for (char digit : digits) value = value * 10 + static_cast<Wide>(digit - '0');
+  return value;
+}
+
+// The quantity `text` times `unit` (1000 for millicores, 1 for bytes), rounded up, as
+// Kubernetes rounds a quantity up to the precision asked for.
+std::optional<int64_t> parse_quantity(std::string_view text, Wide unit) {
+  if (text.starts_with('+')) text.remove_prefix(1);
+  const size_t number_end = std::min(text.find_first_not_of("0123456789."), text.size());
+  std::string_view number = text.substr(0, number_end);
+  std::string_view suffix_text = text.substr(number_end);
+
+  const size_t point = number.find('.');
+  std::string_view integer_digits = number.substr(0, point);
+  std::string_view fraction_digits = point == std::string_view::npos ? std::string_view() : number.substr(point + 1);
+  if (integer_digits.empty() && fraction_digits.empty()) return std::nullopt;
+  if (!all_digits(integer_digits) || !all_digits(fraction_digits)) return std::nullopt;  // a second '.'
+
+  const QuantitySuffix* suffix = nullptr;
+  for (const QuantitySuffix& candidate : kQuantitySuffixes) {
+    if (candidate.text == suffix_text) suffix = &candidate;
+  }
+  if (suffix == nullptr) return std::nullopt;
+
+  integer_digits.remove_prefix(std::min(integer_digits.find_first_not_of('0'), integer_digits.size()));
+  while (fraction_digits.ends_with('0')) fraction_digits.remove_suffix(1);
+  if (integer_digits.size() > kMaxIntegerDigits) return std::nullopt;
+  const bool dropped_fraction = fraction_digits.size() > kMaxFractionDigits;  // the dropped tail ends non-zero
+  fraction_digits = fraction_digits.substr(0, kMaxFractionDigits);
+
+  const Wide numerator = suffix->numerator * unit;
+  const Wide denominator = suffix->denominator;
+  const Wide integer_part = digits_value(integer_digits);
+  const Wide int64_limit = static_cast<Wide>(std::numeric_limits<int64_t>::max());
+  if (integer_part > (int64_limit + 1) * denominator / numerator) return std::nullopt;
+
+  // value = (integer_part + fraction / 10^digits) * numerator / denominator, kept exact: every
+  // product below stays under 2^127 given the bounds checked above.
+  const Wide fraction_scale = power(10, static_cast<int>(fraction_digits.size()));
+  const Wide scaled = integer_part * numerator * fraction_scale + digits_value(fraction_digits) * numerator;
+  const Wide divisor = fraction_scale * denominator;
+  Wide result = scaled / divisor;
+  if (scaled % divisor != 0 || dropped_fraction) ++result;
+  if (result > int64_limit) return std::nullopt;
+  return static_cast<int64_t>(result);
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_cpu_milli(std::string_view text) { return parse_quantity(text, 1000); }
+
+std::optional<int64_t> parse_memory_bytes(std::string_view text) { return parse_quantity(text, 1); }
+
+// ---------------------------------------------------------------------------------------------
+// Scenario YAML.
+
+namespace {
+
+constexpr std::string_view kGpuModelLabel = "tessera.dev/gpu-model";
+
+// Bounds that keep a mistyped number from asking for billions of objects.
+constexpr int64_t kMaxCount = 100'000;
+constexpr int64_t kMaxNodes = 100'000;
+constexpr int64_t kMaxGpusPerNode = 64;
+constexpr int64_t kMaxGpusPerPod = 64;
+constexpr int64_t kMaxPodsPerWorkload = 10'000;
+constexpr int64_t kMaxPodsInScenario = 1'000'000;
+constexpr size_t kMaxQuotedLength = 40;
+
+constexpr std::string_view kTopKeys[] = {"name", "cluster", "workloads"};
+constexpr std::string_view kClusterKeys[] = {"alibaba_nodes", "nodes"};
+constexpr std::string_view kNodeKeys[] = {"name",      "count",      "cpu",    "memory", "gpus",
+                                          "gpu_model", "gpu_memory", "labels", "taints", "schedulable"};
+constexpr std::string_view kTaintKeys[] = {"key", "value", "effect"};
+constexpr std::string_view kWorkloadSourceKeys[] = {"alibaba_pods"};
+constexpr std::string_view kWorkloadKeys[] = {"name",    "count",    "queue", "kind",       "priority", "preemptible",
+                                              "arrival", "duration", "pods",  "min_member", "pod"};
+constexpr std::string_view kPodKeys[] = {"cpu",         "memory",        "gpus",
+                                         "gpu_portion", "gpu_memory",    "gpu_memory_limit",
+                                         "gpu_models",  "node_selector", "tolerations"};
+constexpr std::string_view kTolerationKeys[] = {"key", "operator", "value", "effect"};
+
+std::string join_names(std::span<const std::string_view> names) { return fmt::format("{}", fmt::join(names, ", ")); }
+
+std::string child_path(std::string_view path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+std::string item_path(std::string_view path, size_t index) { return fmt::format("{}[{}]", path, index); }
+
+// yaml-cpp marks are 0-based (and -1 when unknown); messages are 1-based.
+std::string location(std::string_view source, const YAML::Mark& mark) {
+  return fmt::format("{}:{}:{}", source, std::max(mark.line, 0) + 1, std::max(mark.column, 0) + 1);
+}
+
+std::string in_quotes(std::string_view text) {
+  if (text.size() <= kMaxQuotedLength) return fmt::format("'{}'", text);
+  return fmt::format("'{}...'", text.substr(0, kMaxQuotedLength));
+}
+
+// What a node is, for "is ... (expected ...)".
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "empty";
+    case YAML::NodeType::Scalar:
+      return in_quotes(node.Scalar());
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "missing";
+}
+
+// Keeps the first problem found while reading a scenario. Readers go on after a problem with
+// harmless defaults, so the reading code needs no check after every field; whoever uses what
+// was read checks failed() first.
+class Problems {
+ public:
+  explicit Problems(std::string_view source) : source_(source) {}
+
+  void report(const YAML::Mark& mark, std::string_view field, std::string_view what) {
+    if (!first_) first_ = Error{fmt::format("{}: field '{}': {}", location(source_, mark), field, what)};
+  }
+  bool failed() const { return first_.has_value(); }
+  const Error& first() const { return *first_; }
+
+ private:
+  std::string_view source_;
+  std::optional<Error> first_;
+};
+
+// Where a value is, for messages: its field path and its mark. An empty value (`key:`) has no
+// place of its own (yaml-cpp marks the next token), so it is placed at its key.
+struct Place {
+  std::string field;
+  YAML::Mark mark;
+};
+
+Place place_of(const YAML::Node& value, const YAML::Mark& key_mark, std::string field) {
+  return Place{std::move(field), value.IsNull() ? key_mark : value.Mark()};
+}
+
+Place place_of(const YAML::Node& item, std::string field) { return Place{std::move(field), item.Mark()}; }
+
+// ----- Scalars -----
+
+std::optional<std::string> read_string(Problems& problems, const YAML::Node& node, const Place& place,
+                                       std::string_view expected) {
+  if (!node.IsScalar()) {
+    problems.report(place.mark, place.field, fmt::format("is {} (expected {})", describe(node), expected));
+    return std::nullopt;
+  }
+  return node.Scalar();
+}
+
+std::optional<std::string> read_name(Problems& problems, const YAML::Node& node, const Place& place,
+                                     std::string_view expected) {
+  auto text = read_string(problems, node, place, expected);
+  if (text && text->empty()) {
+    problems.report(place.mark, place.field, fmt::format("is an empty string (expected {})", expected));
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<int64_t> read_integer(Problems& problems, const YAML::Node& node, const Place& place, int64_t min,
+                                    int64_t max, std::string_view meaning) {
+  const std::string expected = fmt::format("{}, a whole number from {} to {}", meaning, min, max);
+  auto text = read_string(problems, node, place, expected);
+  if (!text) return std::nullopt;
+  int64_t value = 0;
+  auto [end, status] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (status != std::errc() || end != text->data() + text->size()) {
+    problems.report(place.mark, place.field,
+                    fmt::format("{} is not a whole number (expected {})", in_quotes(*text), expected));
+    return std::nullopt;
+  }
+  if (value < min || value > max) {
+    std::string_view problem = value < 0 && min >= 0 ? "is negative" : "is out of range";
+    problems.report(place.mark, place.field, fmt::format("{} {} (expected {})", value, problem, expected));
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> read_number(Problems& problems, const YAML::Node& node, const Place& place,
+                                  std::string_view expected) {
+  auto text = read_string(problems, node, place, expected);
+  if (!text) return std::nullopt;
+  double value = 0;
+  auto [end, status] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (status != std::errc() || end != text->data() + text->size() || !std::isfinite(value)) {
+    problems.report(place.mark, place.field,
+                    fmt::format("{} is not a number (expected {})", in_quotes(*text), expected));
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<bool> read_bool(Problems& problems, const YAML::Node& node, const Place& place) {
+  constexpr std::string_view kExpected = "true or false";
+  auto text = read_string(problems, node, place, kExpected);
+  if (!text) return std::nullopt;
+  if (*text == "true" || *text == "True" || *text == "TRUE") return true;
+  if (*text == "false" || *text == "False" || *text == "FALSE") return false;
+  problems.report(place.mark, place.field,
+                  fmt::format("{} is not a boolean (expected {})", in_quotes(*text), kExpected));
+  return std::nullopt;
+}
+
+enum class QuantityKind { kCpu, kMemory };
+
+std::optional<int64_t> read_quantity(Problems& problems, const YAML::Node& node, const Place& place,
+                                     QuantityKind kind) {
+  const std::string_view expected = kind == QuantityKind::kCpu
+                                        ? "a CPU quantity such as 8, 1.5 or 500m"
+                                        : "a memory quantity such as 64Gi, 512Mi, 1G or a number of bytes";
+  auto text = read_string(problems, node, place, expected);
+  if (!text) return std::nullopt;
+  std::optional<int64_t> value = kind == QuantityKind::kCpu ? parse_cpu_milli(*text) : parse_memory_bytes(*text);
+  if (!value) {
+    std::string_view problem = text->starts_with('-') ? "is negative" : "is not a valid quantity";
+    problems.report(place.mark, place.field, fmt::format("{} {} (expected {})", in_quotes(*text), problem, expected));
+  }
+  return value;
+}
+
+std::vector<YAML::Node> read_list(Problems& problems, const YAML::Node& node, const Place& place,
+                                  std::string_view expected) {
+  if (!node.IsSequence()) {
+    problems.report(place.mark, place.field, fmt::format("is {} (expected {})", describe(node), expected));
+    return {};
+  }
+  return std::vector<YAML::Node>(node.begin(), node.end());
+}
+
+// ----- Maps with a fixed set of keys -----
+
+// A YAML map whose keys have been checked: each is one of `allowed`, and appears once.
+class YamlMap {
+ public:
+  YamlMap(Problems& problems, const YAML::Node& node, const Place& place, std::span<const std::string_view> allowed)
+      : problems_(problems), node_(node), path_(place.field) {
+    if (!node.IsMap()) {
+      problems.report(place.mark, path_.empty() ? "(top level)" : path_,
+                      fmt::format("is {} (expected a map with keys: {})", describe(node), join_names(allowed)));
+      return;
+    }
+    for (const auto& entry : node) {
+      const YAML::Node& key = entry.first;
+      const std::string name = key.IsScalar() ? key.Scalar() : describe(key);
+      if (!key.IsScalar() || std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        problems.report(key.Mark(), child_path(path_, name),
+                        fmt::format("unknown field (expected one of: {})", join_names(allowed)));
+        continue;
+      }
+      if (find(name)) {
+        problems.report(key.Mark(), child_path(path_, name), "appears twice (expected each field once)");
+        continue;
+      }
+      entries_.push_back(Entry{name, key.Mark(), entry.second});
+    }
+  }
+
+  Problems& problems() const { return problems_; }
+  YAML::Mark mark() const { return node_.Mark(); }
+  std::string field(std::string_view key) const { return child_path(path_, key); }
+  bool has(std::string_view key) const { return find(key).has_value(); }
+
+  std::optional<YAML::Node> find(std::string_view key) const {
+    const Entry* entry = entry_of(key);
+    return entry ? std::optional<YAML::Node>(entry->value) : std::nullopt;
+  }
+
+  // Where the key's value is; the map itself when the key is absent.
+  Place value_place(std::string_view key) const {
+    const Entry* entry = entry_of(key);
+    return entry ? place_of(entry->value, entry->key_mark, field(key)) : Place{field(key), mark()};
+  }
+
+  // Reports a problem with a key's value.
+  void report(std::string_view key, std::string_view what) const {
+    const Place place = value_place(key);
+    problems_.report(place.mark, place.field, what);
+  }
+
+  // Reports a key that should not be there, at the key.
+  void report_key(std::string_view key, std::string_view what) const {
+    const Entry* entry = entry_of(key);
+    problems_.report(entry ? entry->key_mark : mark(), field(key), what);
+  }
+
+  // Reports a missing required field at the map.
+  void require(std::string_view key, std::string_view expected) const {
+    if (!has(key)) problems_.report(mark(), field(key), fmt::format("is missing (expected {})", expected));
+  }
+
+  std::optional<std::string> string(std::string_view key, std::string_view expected) const {
+    const Entry* entry = entry_of(key);
+    return entry ? read_string(problems_, entry->value, value_place(key), expected) : std::nullopt;
+  }
+  std::optional<std::string> name(std::string_view key, std::string_view expected) const {
+    const Entry* entry = entry_of(key);
+    return entry ? read_name(problems_, entry->value, value_place(key), expected) : std::nullopt;
+  }
+  std::optional<int64_t> integer(std::string_view key, int64_t min, int64_t max, std::string_view meaning) const {
+    const Entry* entry = entry_of(key);
+    return entry ? read_integer(problems_, entry->value, value_place(key), min, max, meaning) : std::nullopt;
+  }
+  std::optional<double> number(std::string_view key, std::string_view expected) const {
+    const Entry* entry = entry_of(key);
+    return entry ? read_number(problems_, entry->value, value_place(key), expected) : std::nullopt;
+  }
+  std::optional<bool> boolean(std::string_view key) const {
+    const Entry* entry = entry_of(key);
+    return entry ? read_bool(problems_, entry->value, value_place(key)) : std::nullopt;
+  }
+  std::optional<int64_t> quantity(std::string_view key, QuantityKind kind) const {
+    const Entry* entry = entry_of(key);
+    return entry ? read_quantity(problems_, entry->value, value_place(key), kind) : std::nullopt;
+  }
+  std::vector<YAML::Node> list(std::string_view key, std::string_view expected) const {
+    const Entry* entry = entry_of(key);
+    return entry ? read_list(problems_, entry->value, value_place(key), expected) : std::vector<YAML::Node>();
+  }
+
+ private:
+  struct Entry {
+    std::string key;
+    YAML::Mark key_mark;
+    YAML::Node value;
+  };
+
+  const Entry* entry_of(std::string_view key) const {
+    for (const Entry& entry : entries_) {
+      if (entry.key == key) return &entry;
+    }
+    return nullptr;
+  }
+
+  Problems& problems_;
+  YAML::Node node_;
+  std::string path_;
+  std::vector<Entry> entries_;
+};
+
+// ----- Labels, taints, tolerations -----
+
+Labels read_labels(const YamlMap& parent, std::string_view key) {
+  Labels labels;
+  auto node = parent.find(key);
+  if (!node) return labels;
+  Problems& problems = parent.problems();
+  const std::string path = parent.field(key);
+  if (!node->IsMap()) {
+    parent.report(key, fmt::format("is {} (expected a map of label names to values)", describe(*node)));
+    return labels;
+  }
+  for (const auto& entry : *node) {
+    auto name = read_name(problems, entry.first, place_of(entry.first, path), "a label name");
+    if (!name) continue;
+    const Place place = place_of(entry.second, entry.first.Mark(), child_path(path, *name));
+    auto value = read_string(problems, entry.second, place, "a label value (\"\" for an empty one)");
+    if (value && !labels.emplace(*name, *value).second) {
+      problems.report(entry.first.Mark(), place.field, "appears twice (expected each label once)");
+    }
+  }
+  return labels;
+}
+
+std::optional<TaintEffect> read_effect(const YamlMap& map, std::string_view key) {
+  constexpr std::string_view kExpected = "NoSchedule, PreferNoSchedule or NoExecute";
+  auto text = map.string(key, kExpected);
+  if (!text) return std::nullopt;
+  if (*text == "NoSchedule") return TaintEffect::kNoSchedule;
+  if (*text == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
+  if (*text == "NoExecute") return TaintEffect::kNoExecute;
+  map.report(key, fmt::format("{} is not a taint effect (expected {})", in_quotes(*text), kExpected));
+  return std::nullopt;
+}
+
+std::vector<Taint> read_taints(const YamlMap& parent, std::string_view key) {
+  std::vector<Taint> taints;
+  const std::vector<YAML::Node> items = parent.list(key, "a list of taints {key, value, effect}");
+  for (size_t i = 0; i < items.size(); ++i) {
+    YamlMap map(parent.problems(), items[i], place_of(items[i], item_path(parent.field(key), i)), kTaintKeys);
+    map.require("key", "the taint's key");
+    map.require("effect", "NoSchedule, PreferNoSchedule or NoExecute");
+    Taint taint;
+    taint.key = map.name("key", "the taint's key").value_or("");
+    taint.value = map.string("value", "the taint's value").value_or("");
+    taint.effect = read_effect(map, "effect").value_or(TaintEffect::kNoSchedule);
+    taints.push_back(std::move(taint));
+  }
+  return taints;
+}
+
+std::vector<Toleration> read_tolerations(const YamlMap& parent, std::string_view key) {
+  std::vector<Toleration> tolerations;
+  const std::vector<YAML::Node> items = parent.list(key, "a list of tolerations {key, operator, value, effect}");
+  for (size_t i = 0; i < items.size(); ++i) {
+    YamlMap map(parent.problems(), items[i], place_of(items[i], item_path(parent.field(key), i)), kTolerationKeys);
+    Toleration toleration;
+    toleration.key = map.string("key", "the key of the taints tolerated").value_or("");
+    toleration.value = map.string("value", "the value of the taints tolerated").value_or("");
+    if (auto op = map.string("operator", "Equal or Exists")) {
+      if (*op == "Exists") {
+        toleration.op = Toleration::Operator::kExists;
+      } else if (*op != "Equal") {
+        map.report("operator", fmt::format("{} is not an operator (expected Equal or Exists)", in_quotes(*op)));
+      }
+    }
+    if (map.has("effect")) toleration.effect = read_effect(map, "effect");
+    // The rules Kubernetes applies to tolerations.
+    if (toleration.op == Toleration::Operator::kExists && !toleration.value.empty()) {
+      map.report_key("value", "is set with operator Exists (expected no value: Exists matches any value)");
+    }
+    if (toleration.op == Toleration::Operator::kEqual && toleration.key.empty()) {
+      map.report("key",
+                 "is missing or empty with operator Equal (expected a key, or operator Exists to tolerate "
+                 "every taint)");
+    }
+    tolerations.push_back(std::move(toleration));
+  }
+  return tolerations;
+}
+
+// ----- References to Alibaba CSV files -----
+
+struct ResolvedText {
+  std::string reference;
+  std::string text;
+};
+
+std::optional<ResolvedText> resolve_reference(const YamlMap& map, std::string_view key, const TextResolver& resolve) {
+  auto reference = map.name(key, "a file path or builtin:NAME");
+  if (!reference) return std::nullopt;
+  if (!resolve) {
+    map.report(key, "cannot be read here (expected the data inline)");
+    return std::nullopt;
+  }
+  auto text = resolve(*reference);
+  if (!text) {
+    map.report(key, text.error().message);
+    return std::nullopt;
+  }
+  return ResolvedText{std::move(*reference), std::move(*text)};
+}
+
+// ----- Cluster -----
+
+struct ClusterPart {
+  std::shared_ptr<const ClusterSpec> spec;
+  std::string source;
+};
+
+std::string expanded_name(const std::string& name, int64_t count, int64_t index) {
+  return count > 1 ? fmt::format("{}-{}", name, index) : name;
+}
+
+// Names already taken, and which entry took each, so a clash can name both.
+class TakenNames {
+ public:
+  std::optional<std::string> take(const std::string& name, const std::string& entry) {
+    auto [found, inserted] = owners_.emplace(name, entry);
+    if (inserted) return std::nullopt;
+    return found->second;
+  }
+
+ private:
+  std::unordered_map<std::string, std::string> owners_;
+};
+
+void read_inline_node(Problems& problems, const YAML::Node& node, const std::string& path, ClusterSpec& cluster,
+                      TakenNames& names) {
+  YamlMap map(problems, node, place_of(node, path), kNodeKeys);
+  map.require("name", "the node's name");
+  map.require("cpu", "the node's allocatable CPU, such as 64");
+  map.require("memory", "the node's allocatable memory, such as 512Gi");
+  const std::string name = map.name("name", "the node's name").value_or("");
+  const int64_t count = map.integer("count", 1, kMaxCount, "the number of such nodes").value_or(1);
+  const int64_t cpu_milli = map.quantity("cpu", QuantityKind::kCpu).value_or(0);
+  const int64_t memory_bytes = map.quantity("memory", QuantityKind::kMemory).value_or(0);
+  const int64_t gpus = map.integer("gpus", 0, kMaxGpusPerNode, "the number of GPUs").value_or(0);
+  std::string gpu_model;
+  int64_t gpu_memory = 0;
+  if (gpus > 0) {
+    map.require("gpu_model", "the GPUs' model, such as A100, since gpus > 0");
+    map.require("gpu_memory", "the memory of each GPU, such as 80Gi, since gpus > 0");
+    gpu_model = map.name("gpu_model", "a GPU model name").value_or("");
+    gpu_memory = map.quantity("gpu_memory", QuantityKind::kMemory).value_or(0);
+    if (map.has("gpu_memory") && gpu_memory == 0) map.report("gpu_memory", "is 0 (expected more than 0 bytes)");
+  } else {
+    for (std::string_view key : {"gpu_model", "gpu_memory"}) {
+      if (map.has(key)) map.report_key(key, "is given but the node has no GPUs (expected gpus > 0 with it)");
+    }
+  }
+  Labels labels = read_labels(map, "labels");
+  const std::vector<Taint> taints = read_taints(map, "taints");
+  const bool schedulable = map.boolean("schedulable").value_or(true);
+  if (problems.failed()) return;
+
+  if (static_cast<int64_t>(cluster.nodes.size()) + count > kMaxNodes) {
+    map.report("count",
+               fmt::format("makes more than {} nodes (expected at most {} in a cluster)", kMaxNodes, kMaxNodes));
+    return;
+  }
+  std::vector<GpuDevice> devices;
+  if (gpus > 0) {
+    std::optional<GpuModelId> model = cluster.models.intern(gpu_model);
+    if (!model) {
+      map.report("gpu_model", fmt::format("{} would be GPU model number {} (expected at most {} models)",
+                                          in_quotes(gpu_model), cluster.models.size() + 1, GpuModelSet::kMaxModels));
+      return;
+    }
+    devices.assign(static_cast<size_t>(gpus), GpuDevice{.model = *model, .memory_bytes = gpu_memory});
+    labels.emplace(kGpuModelLabel, gpu_model);  // as for Alibaba nodes, unless the file sets it
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    NodeSpec spec;
+    spec.name = expanded_name(name, count, i);
+    if (auto owner = names.take(spec.name, path)) {
+      map.report("name", fmt::format("makes node name {} that {} also makes (expected unique node names)",
+                                     in_quotes(spec.name), *owner));
+      return;
+    }
+    spec.allocatable = Resources{.cpu_milli = cpu_milli, .memory_bytes = memory_bytes};
+    spec.gpus = devices;
+    spec.labels = labels;
+    spec.taints = taints;
+    spec.schedulable = schedulable;
+    cluster.nodes.push_back(std::move(spec));
+  }
+}
+
+ClusterPart read_cluster(Problems& problems, const YAML::Node& node, const Place& place, const TextResolver& resolve) {
+  YamlMap map(problems, node, place, kClusterKeys);
+  const bool from_alibaba = map.has("alibaba_nodes");
+  if (from_alibaba == map.has("nodes")) {
+    map.report_key(from_alibaba ? "nodes" : "alibaba_nodes",
+                   from_alibaba ? "is given together with alibaba_nodes (expected one of them)"
+                                : "is missing (expected either alibaba_nodes or nodes)");
+    return {};
+  }
+  if (from_alibaba) {
+    auto resolved = resolve_reference(map, "alibaba_nodes", resolve);
+    if (!resolved) return {};
+    auto cluster = parse_alibaba_nodes(resolved->text, resolved->reference);
+    if (!cluster) {
+      map.report("alibaba_nodes", cluster.error().message);
+      return {};
+    }
+    return {std::make_shared<const ClusterSpec>(std::move(*cluster)), std::move(resolved->reference)};
+  }
+  const std::vector<YAML::Node> items = map.list("nodes", "a list of nodes");
+  if (items.empty()) map.report("nodes", "is an empty list (expected at least one node)");
+  auto cluster = std::make_shared<ClusterSpec>();
+  TakenNames names;
+  for (size_t i = 0; i < items.size() && !problems.failed(); ++i) {
+    read_inline_node(problems, items[i], item_path(map.field("nodes"), i), *cluster, names);
+  }
+  if (problems.failed()) return {};
+  return {std::move(cluster), ""};
+}
+
+// ----- Workloads -----
+
+std::string catalog_description(const GpuModelCatalog& catalog) {
+  if (catalog.size() == 0) return "the cluster has no GPU models";
+  return fmt::format("the cluster has: {}", fmt::join(catalog.names(), ", "));
+}
+
+GpuModelSet read_gpu_models(const YamlMap& pod, const GpuModelCatalog* catalog) {
+  GpuModelSet allowed = GpuModelSet::any();
+  const std::string path = pod.field("gpu_models");
+  const std::vector<YAML::Node> items = pod.list("gpu_models", "a list of GPU model names");
+  if (!items.empty() && catalog == nullptr) {
+    pod.report("gpu_models",
+               "no cluster to resolve GPU models against (expected a cluster section in this file or "
+               "a cluster given alongside it)");
+    return allowed;
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto model = read_name(pod.problems(), items[i], place_of(items[i], item_path(path, i)), "a GPU model name");
+    if (!model) continue;
+    std::optional<GpuModelId> id = catalog->find(*model);
+    if (!id) {
+      pod.problems().report(items[i].Mark(), item_path(path, i),
+                            fmt::format("unknown GPU model {}; {} (expected one of them)", in_quotes(*model),
+                                        catalog_description(*catalog)));
+      continue;
+    }
+    allowed.add(*id);
+  }
+  return allowed;
+}
+
+GpuRequest read_gpu_request(const YamlMap& pod) {
+  constexpr std::string_view kGpuKeys[] = {"gpus", "gpu_portion", "gpu_memory"};
+  std::optional<std::string_view> first_given;
+  for (std::string_view key : kGpuKeys) {
+    if (!pod.has(key)) continue;
+    if (first_given) {
+      pod.report_key(key, fmt::format("is given together with {} (expected at most one of: gpus, gpu_portion, "
+                                      "gpu_memory)",
+                                      *first_given));
+      return GpuRequest::none();
+    }
+    first_given = key;
+  }
+  if (pod.has("gpu_memory_limit") && !pod.has("gpu_memory")) {
+    pod.report_key("gpu_memory_limit", "is given without gpu_memory (expected gpu_memory with it)");
+  }
+  if (auto gpus = pod.integer("gpus", 1, kMaxGpusPerPod, "whole GPUs"))
+    return GpuRequest::whole(static_cast<int>(*gpus));
+  if (auto portion = pod.number("gpu_portion", "a portion of one GPU, 0 < p < 1, such as 0.5")) {
+    if (*portion <= 0 || *portion >= 1) {
+      pod.report("gpu_portion", fmt::format("{} is not between 0 and 1 (expected 0 < p < 1, such as 0.5; use gpus "
+                                            "for whole GPUs)",
+                                            *portion));
+      return GpuRequest::none();
+    }
+    // Portions are kept in thousandths of a GPU, like the trace's gpu_milli.
+    const long milli = std::lround(*portion * kMilliPerGpu);
+    if (milli < 1 || milli >= kMilliPerGpu) {
+      pod.report("gpu_portion",
+                 fmt::format("{} rounds to {} thousandths of a GPU (expected 0.001 to 0.999)", *portion, milli));
+      return GpuRequest::none();
+    }
+    return GpuRequest::portion(static_cast<int>(milli));
+  }
+  if (auto memory = pod.quantity("gpu_memory", QuantityKind::kMemory)) {
+    if (*memory == 0) pod.report("gpu_memory", "is 0 (expected more than 0 bytes)");
+    const int64_t limit = pod.quantity("gpu_memory_limit", QuantityKind::kMemory).value_or(*memory);
+    if (limit < *memory) {
+      pod.report("gpu_memory_limit", fmt::format("{} bytes is less than gpu_memory, {} bytes (expected a limit >= "
+                                                 "the request)",
+                                                 limit, *memory));
+    }
+    return GpuRequest::memory(*memory, limit);
+  }
+  return GpuRequest::none();
+}
+
+PodSpec read_pod_template(Problems& problems, const YAML::Node& node, const Place& place,
+                          const GpuModelCatalog* catalog) {
+  YamlMap map(problems, node, place, kPodKeys);
+  PodSpec pod;
+  pod.request.cpu_milli = map.quantity("cpu", QuantityKind::kCpu).value_or(0);
+  pod.request.memory_bytes = map.quantity("memory", QuantityKind::kMemory).value_or(0);
+  pod.gpu = read_gpu_request(map);
+  if (map.has("gpu_models") && !pod.gpu.wants_gpu() && !problems.failed()) {
+    map.report_key("gpu_models",
+                   "is given but the pod asks for no GPU (expected gpus, gpu_portion or gpu_memory "
+                   "with it)");
+  }
+  pod.allowed_models = read_gpu_models(map, catalog);
+  pod.node_selector = read_labels(map, "node_selector");
+  pod.tolerations = read_tolerations(map, "tolerations");
+  return pod;
+}
+
+struct WorkloadBudget {
+  TakenNames names;
+  int64_t pods_left = kMaxPodsInScenario;
+};
+
+void read_workload(Problems& problems, const YAML::Node& node, const std::string& path, const GpuModelCatalog* catalog,
+                   WorkloadBudget& budget, std::vector<WorkloadSpec>& workloads) {
+  YamlMap map(problems, node, place_of(node, path), kWorkloadKeys);
+  map.require("name", "the workload's name");
+  map.require("pod", "the pod template {cpu, memory, gpus, ...}");
+  const std::string name = map.name("name", "the workload's name").value_or("");
+  const int64_t count = map.integer("count", 1, kMaxCount, "the number of such workloads").value_or(1);
+  const std::string queue = map.name("queue", "the name of a leaf queue").value_or("default");
+  WorkloadKind kind = WorkloadKind::kTrain;
+  if (auto text = map.string("kind", "train or interactive")) {
+    if (*text == "interactive") {
+      kind = WorkloadKind::kInteractive;
+    } else if (*text != "train") {
+      map.report("kind", fmt::format("{} is not a workload kind (expected train or interactive)", in_quotes(*text)));
+    }
+  }
+  constexpr int64_t kIntMin = std::numeric_limits<int>::min();
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  const int priority = static_cast<int>(map.integer("priority", kIntMin, kIntMax, "a priority").value_or(0));
+  const bool preemptible = map.boolean("preemptible").value_or(kind == WorkloadKind::kTrain);
+  const double arrival = map.number("arrival", "seconds since the start, >= 0").value_or(0);
+  if (arrival < 0)
+    map.report("arrival", fmt::format("{} is negative (expected seconds since the start, >= 0)", arrival));
+  const double duration = map.number("duration", "seconds of run time, > 0").value_or(-1);
+  if (map.has("duration") && duration <= 0 && !problems.failed()) {
+    map.report("duration", fmt::format("{} is not positive (expected seconds of run time, > 0; omit it to run to "
+                                       "the end)",
+                                       duration));
+  }
+  const int64_t pods = map.integer("pods", 1, kMaxPodsPerWorkload, "the number of pods in the group").value_or(1);
+  const int64_t min_member =
+      map.integer("min_member", 1, kMaxPodsPerWorkload, "pods that must run together").value_or(pods);
+  if (min_member > pods) {
+    map.report("min_member", fmt::format("{} is more than pods, {} (expected 1 to {})", min_member, pods, pods));
+  }
+  PodSpec pod;
+  if (auto pod_node = map.find("pod")) pod = read_pod_template(problems, *pod_node, map.value_place("pod"), catalog);
+  if (problems.failed()) return;
+
+  if (count * pods > budget.pods_left) {
+    map.report(map.has("count") ? "count" : "pods",
+               fmt::format("makes the scenario larger than {} pods (expected fewer)", kMaxPodsInScenario));
+    return;
+  }
+  budget.pods_left -= count * pods;
+  pod.priority = priority;
+  pod.preemptible = preemptible;
+  for (int64_t i = 0; i < count; ++i) {
+    WorkloadSpec workload;
+    workload.name = expanded_name(name, count, i);
+    if (auto owner = budget.names.take(workload.name, path)) {
+      map.report("name", fmt::format("makes workload name {} that {} also makes (expected unique workload names)",
+                                     in_quotes(workload.name), *owner));
+      return;
+    }
+    workload.queue = queue;
+    workload.kind = kind;
+    workload.priority = priority;
+    workload.preemptible = preemptible;
+    workload.min_member = static_cast<int>(min_member);
+    workload.arrival_seconds = arrival;
+    workload.duration_seconds = duration;
+    workload.pods.reserve(static_cast<size_t>(pods));
+    for (int64_t p = 0; p < pods; ++p) {
+      PodSpec copy = pod;
+      copy.name = fmt::format("{}-p{}", workload.name, p);
+      workload.pods.push_back(std::move(copy));
+    }
+    workloads.push_back(std::move(workload));
+  }
+}
+
+struct WorkloadPart {
+  std::vector<WorkloadSpec> workloads;
+  std::string source;
+};
+
+WorkloadPart read_workloads(Problems& problems, const YAML::Node& node, const Place& place, const ClusterSpec* cluster,
+                            const TextResolver& resolve) {
+  WorkloadPart part;
+  if (node.IsMap()) {
+    YamlMap map(problems, node, place, kWorkloadSourceKeys);
+    map.require("alibaba_pods", "a reference to an Alibaba pod list, such as builtin:default");
+    auto resolved = problems.failed() ? std::nullopt : resolve_reference(map, "alibaba_pods", resolve);
+    if (!resolved) return part;
+    const ClusterSpec no_cluster;
+    auto workloads = parse_alibaba_pods(resolved->text, resolved->reference, cluster ? *cluster : no_cluster);
+    if (!workloads) {
+      map.report("alibaba_pods", workloads.error().message);
+      return part;
+    }
+    part.workloads = std::move(*workloads);
+    part.source = std::move(resolved->reference);
+    return part;
+  }
+  const std::vector<YAML::Node> items =
+      read_list(problems, node, place, "a list of workloads, or a map with alibaba_pods");
+  const GpuModelCatalog* catalog = cluster ? &cluster->models : nullptr;
+  WorkloadBudget budget;
+  for (size_t i = 0; i < items.size() && !problems.failed(); ++i) {
+    read_workload(problems, items[i], item_path("workloads", i), catalog, budget, part.workloads);
+  }
+  std::stable_sort(part.workloads.begin(), part.workloads.end(),
+                   [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.arrival_seconds < b.arrival_seconds; });
+  return part;
+}
+
+// ----- The document -----
+
+Result<ScenarioParts> read_scenario(const YAML::Node& root, std::string_view source, const TextResolver& resolve,
+                                    const ClusterSpec* cluster_hint) {
+  Problems problems(source);
+  if (root.IsNull()) {
+    problems.report(root.Mark(), "(top level)",
+                    fmt::format("the file is empty (expected a map with keys: {})", join_names(kTopKeys)));
+    return problems.first();
+  }
+  YamlMap top(problems, root, Place{"", root.Mark()}, kTopKeys);
+  if (problems.failed()) return problems.first();
+
+  ScenarioParts parts;
+  parts.name =
+      top.name("name", "the scenario's name").value_or(std::filesystem::path(std::string(source)).stem().string());
+  if (auto node = top.find("cluster")) {
+    ClusterPart cluster = read_cluster(problems, *node, top.value_place("cluster"), resolve);
+    parts.cluster = std::move(cluster.spec);
+    parts.cluster_source = std::move(cluster.source);
+  }
+  if (problems.failed()) return problems.first();
+  if (auto node = top.find("workloads")) {
+    const ClusterSpec* cluster = parts.cluster ? parts.cluster.get() : cluster_hint;
+    WorkloadPart workloads = read_workloads(problems, *node, top.value_place("workloads"), cluster, resolve);
+    parts.workloads = std::move(workloads.workloads);
+    parts.workload_source = std::move(workloads.source);
+  }
+  if (problems.failed()) return problems.first();
+  return parts;
+}
+
+}  // namespace
+
+Result<ScenarioParts> parse_scenario_yaml(std::string_view yaml_text, std::string_view source,
+                                          const TextResolver& resolve, const ClusterSpec* cluster_hint) {
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    return read_scenario(root, source, resolve, cluster_hint);
+  } catch (const YAML::DeepRecursion& error) {
+    // yaml-cpp's own message for this is "bad file".
+    return Error{
+        fmt::format("{}: invalid YAML: nested more than {} levels deep (expected a scenario; see "
+                    "docs/scenario-format.md)",
+                    location(source, error.mark), error.depth() - 1)};
+  } catch (const YAML::Exception& error) {
+    // Syntax errors: there is no field yet, only a place.
+    return Error{fmt::format("{}: invalid YAML: {} (expected well-formed YAML; see docs/scenario-format.md)",
+                             location(source, error.mark), error.msg)};
+  } catch (const std::exception& error) {
+    return Error{fmt::format("{}: {}", source, error.what())};
+  } catch (...) {
+    return Error{fmt::format("{}: unexpected error while reading the scenario", source)};
+  }
+}
+
+}  // namespace tessera

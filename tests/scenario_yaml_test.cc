@@ -1,0 +1,456 @@
+#include "sim/scenario_yaml.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "sim/embedded_traces.h"
+
+namespace tessera {
+namespace {
+
+// Resolves builtin:NAME to the embedded traces and anything else from a fixed table.
+TextResolver resolver(std::map<std::string, std::string, std::less<>> files = {}) {
+  return [files = std::move(files)](std::string_view reference) -> Result<std::string> {
+    if (reference.starts_with("builtin:")) {
+      if (const EmbeddedTrace* trace = find_embedded_trace(reference.substr(8))) return std::string(trace->text);
+    }
+    if (auto found = files.find(reference); found != files.end()) return found->second;
+    return Error{std::string(reference) + ": cannot open file"};
+  };
+}
+
+Result<ScenarioParts> parse(std::string_view yaml, const ClusterSpec* cluster_hint = nullptr) {
+  return parse_scenario_yaml(yaml, "s.yaml", resolver(), cluster_hint);
+}
+
+// Every error reads "SOURCE:LINE:COLUMN: field 'FIELD': ...".
+void expect_error_at(const Result<ScenarioParts>& result, int line, int column, std::string_view field,
+                     std::string_view detail = "") {
+  ASSERT_FALSE(result.ok()) << "expected an error at s.yaml:" << line << ":" << column << " field " << field;
+  const std::string& message = result.error().message;
+  const std::string prefix =
+      "s.yaml:" + std::to_string(line) + ":" + std::to_string(column) + ": field '" + std::string(field) + "': ";
+  EXPECT_TRUE(message.starts_with(prefix)) << "message: " << message << "\nexpected prefix: " << prefix;
+  EXPECT_NE(message.find(detail), std::string::npos) << "message: " << message << "\nexpected to contain: " << detail;
+}
+
+constexpr std::string_view kCompleteExample = R"(name: two-racks
+cluster:
+  nodes:
+    - name: a100-node
+      count: 2
+      cpu: 64
+      memory: 512Gi
+      gpus: 8
+      gpu_model: A100
+      gpu_memory: 80Gi
+      labels: {rack: r1}
+      taints: [{key: dedicated, value: infer, effect: NoSchedule}]
+    - name: cpu-node
+      cpu: 1.5
+      memory: 1G
+      schedulable: false
+workloads:
+  - name: train-a
+    queue: team-a
+    kind: train
+    arrival: 30
+    duration: 3600
+    pods: 4
+    min_member: 2
+    pod:
+      cpu: 8
+      memory: 64Gi
+      gpus: 1
+      gpu_models: [A100]
+      node_selector: {rack: r1}
+      tolerations: [{key: dedicated, operator: Equal, value: infer, effect: NoSchedule}]
+  - name: notebook
+    count: 2
+    kind: interactive
+    priority: 10
+    arrival: 0
+    pod:
+      cpu: 500m
+      memory: 2Gi
+      gpu_portion: 0.25
+  - name: infer
+    arrival: 30
+    pod:
+      gpu_memory: 20Gi
+      gpu_memory_limit: 40Gi
+      tolerations: [{operator: Exists}]
+)";
+
+TEST(ScenarioYaml, CompleteExample) {
+  auto parts = parse(kCompleteExample);
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_EQ(parts->name, "two-racks");
+  ASSERT_NE(parts->cluster, nullptr);
+  EXPECT_TRUE(parts->cluster_source.empty());
+  const ClusterSpec& cluster = *parts->cluster;
+  ASSERT_EQ(cluster.nodes.size(), 3U);
+  EXPECT_EQ(cluster.nodes[0].name, "a100-node-0");
+  EXPECT_EQ(cluster.nodes[1].name, "a100-node-1");
+  EXPECT_EQ(cluster.nodes[2].name, "cpu-node");
+  const NodeSpec& gpu_node = cluster.nodes[1];
+  EXPECT_EQ(gpu_node.allocatable, (Resources{64000, 512 * kGiB}));
+  ASSERT_EQ(gpu_node.gpu_count(), 8);
+  EXPECT_EQ(cluster.models.name(gpu_node.gpus[7].model), "A100");
+  EXPECT_EQ(gpu_node.gpus[7].memory_bytes, 80 * kGiB);
+  EXPECT_EQ(gpu_node.labels.at("rack"), "r1");
+  EXPECT_EQ(gpu_node.labels.at("tessera.dev/gpu-model"), "A100");
+  ASSERT_EQ(gpu_node.taints.size(), 1U);
+  EXPECT_EQ(gpu_node.taints[0], (Taint{"dedicated", "infer", TaintEffect::kNoSchedule}));
+  EXPECT_TRUE(gpu_node.schedulable);
+  EXPECT_EQ(cluster.nodes[2].allocatable, (Resources{1500, 1'000'000'000}));
+  EXPECT_FALSE(cluster.nodes[2].schedulable);
+  EXPECT_EQ(cluster.nodes[2].gpu_count(), 0);
+
+  ASSERT_TRUE(parts->workloads.has_value());
+  const std::vector<WorkloadSpec>& workloads = *parts->workloads;
+  ASSERT_EQ(workloads.size(), 4U);
+  // Sorted by arrival, ties in file order.
+  EXPECT_EQ(workloads[0].name, "notebook-0");
+  EXPECT_EQ(workloads[1].name, "notebook-1");
+  EXPECT_EQ(workloads[2].name, "train-a");
+  EXPECT_EQ(workloads[3].name, "infer");
+
+  const WorkloadSpec& train = workloads[2];
+  EXPECT_EQ(train.queue, "team-a");
+  EXPECT_EQ(train.kind, WorkloadKind::kTrain);
+  EXPECT_TRUE(train.preemptible);
+  EXPECT_EQ(train.min_member, 2);
+  EXPECT_DOUBLE_EQ(train.arrival_seconds, 30);
+  EXPECT_DOUBLE_EQ(train.duration_seconds, 3600);
+  ASSERT_EQ(train.pods.size(), 4U);
+  EXPECT_EQ(train.pods[3].name, "train-a-p3");
+  EXPECT_EQ(train.pods[0].request, (Resources{8000, 64 * kGiB}));
+  EXPECT_EQ(train.pods[0].gpu, GpuRequest::whole(1));
+  EXPECT_TRUE(train.pods[0].allowed_models.allows(*cluster.models.find("A100")));
+  EXPECT_FALSE(train.pods[0].allowed_models.is_any());
+  EXPECT_EQ(train.pods[0].node_selector.at("rack"), "r1");
+  ASSERT_EQ(train.pods[0].tolerations.size(), 1U);
+  EXPECT_TRUE(train.pods[0].tolerations[0].tolerates(gpu_node.taints[0]));
+
+  const WorkloadSpec& notebook = workloads[1];
+  EXPECT_EQ(notebook.queue, "default");
+  EXPECT_EQ(notebook.kind, WorkloadKind::kInteractive);
+  EXPECT_FALSE(notebook.preemptible);
+  EXPECT_EQ(notebook.priority, 10);
+  EXPECT_LT(notebook.duration_seconds, 0);  // runs to the end
+  ASSERT_EQ(notebook.pods.size(), 1U);
+  EXPECT_EQ(notebook.min_member, 1);
+  EXPECT_EQ(notebook.pods[0].name, "notebook-1-p0");
+  EXPECT_EQ(notebook.pods[0].priority, 10);
+  EXPECT_FALSE(notebook.pods[0].preemptible);
+  EXPECT_EQ(notebook.pods[0].request, (Resources{500, 2 * kGiB}));
+  EXPECT_EQ(notebook.pods[0].gpu, GpuRequest::portion(250));
+
+  const WorkloadSpec& infer = workloads[3];
+  EXPECT_EQ(infer.pods[0].gpu, GpuRequest::memory(20 * kGiB, 40 * kGiB));
+  EXPECT_EQ(infer.pods[0].request, (Resources{0, 0}));
+  EXPECT_TRUE(infer.pods[0].tolerations[0].tolerates(gpu_node.taints[0]));
+}
+
+// The first ```yaml block after "## A complete example" in docs/scenario-format.md.
+std::string documented_example() {
+  std::ifstream file(std::string(TESSERA_DATA_DIR) + "/../docs/scenario-format.md");
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string doc = text.str();
+  const size_t section = doc.find("## A complete example");
+  const size_t start = doc.find("```yaml\n", section);
+  const size_t end = doc.find("```\n", start + 8);
+  if (section == std::string::npos || start == std::string::npos || end == std::string::npos) return "";
+  return doc.substr(start + 8, end - start - 8);
+}
+
+TEST(ScenarioYaml, DocumentedExampleParses) {
+  const std::string example = documented_example();
+  ASSERT_FALSE(example.empty()) << "no example found in docs/scenario-format.md";
+  auto parts = parse_scenario_yaml(example, "docs/scenario-format.md", resolver(), nullptr);
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_EQ(parts->name, "two-racks");
+  EXPECT_EQ(parts->cluster->nodes.size(), 7U);
+  EXPECT_EQ(parts->cluster->models.size(), 2U);
+  ASSERT_EQ(parts->workloads->size(), 11U);
+  EXPECT_EQ(parts->workloads->front().name, "pretrain");
+  EXPECT_EQ(parts->workloads->front().pods.size(), 8U);
+  EXPECT_EQ(parts->workloads->back().name, "finetune-2");
+}
+
+TEST(ScenarioYaml, NameDefaultsToTheFileStem) {
+  auto parts = parse_scenario_yaml("workloads: []\n", "dir/my-runs.yaml", resolver(), nullptr);
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_EQ(parts->name, "my-runs");
+  EXPECT_EQ(parts->cluster, nullptr);
+  ASSERT_TRUE(parts->workloads.has_value());
+  EXPECT_TRUE(parts->workloads->empty());
+}
+
+TEST(ScenarioYaml, ClusterOnly) {
+  auto parts = parse("cluster:\n  nodes: [{name: n, cpu: 2, memory: 4Gi}]\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_FALSE(parts->workloads.has_value());
+  ASSERT_NE(parts->cluster, nullptr);
+  EXPECT_EQ(parts->cluster->nodes.size(), 1U);
+}
+
+TEST(ScenarioYaml, AlibabaReferences) {
+  auto parts = parse("cluster:\n  alibaba_nodes: builtin:gpu_node\nworkloads:\n  alibaba_pods: builtin:default\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_EQ(parts->cluster->nodes.size(), 1213U);
+  EXPECT_EQ(parts->cluster_source, "builtin:gpu_node");
+  EXPECT_EQ(parts->workloads->size(), 8152U);
+  EXPECT_EQ(parts->workload_source, "builtin:default");
+}
+
+TEST(ScenarioYaml, AlibabaReferenceErrors) {
+  expect_error_at(parse("cluster:\n  alibaba_nodes: missing.csv\n"), 2, 18, "cluster.alibaba_nodes",
+                  "missing.csv: cannot open file");
+  // A CSV error names the scenario's place first, then the CSV's own line and column.
+  auto bad_csv =
+      parse_scenario_yaml("cluster:\n  alibaba_nodes: nodes.csv\n", "s.yaml",
+                          resolver({{"nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,1,1,x,\n"}}), nullptr);
+  expect_error_at(bad_csv, 2, 18, "cluster.alibaba_nodes", "nodes.csv:2: column 'gpu': 'x' is not a number");
+  expect_error_at(parse("workloads:\n  alibaba_pods: [a]\n"), 2, 17, "workloads.alibaba_pods", "is a list");
+  expect_error_at(parse("workloads:\n  pods: x\n"), 2, 3, "workloads.pods",
+                  "unknown field (expected one of: alibaba_pods)");
+}
+
+TEST(ScenarioYaml, ClusterHintResolvesGpuModels) {
+  auto hint =
+      parse("cluster:\n  nodes: [{name: n, cpu: 2, memory: 4Gi, gpus: 1, gpu_model: H100, gpu_memory: 80Gi}]\n");
+  ASSERT_TRUE(hint.ok()) << hint.error().message;
+  constexpr std::string_view kWorkloads = "workloads:\n  - name: w\n    pod: {gpus: 1, gpu_models: [H100]}\n";
+  auto parts = parse(kWorkloads, hint->cluster.get());
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_EQ(parts->cluster, nullptr);
+  EXPECT_TRUE((*parts->workloads)[0].pods[0].allowed_models.allows(*hint->cluster->models.find("H100")));
+  // Without a cluster the names cannot be checked: only an empty list is accepted.
+  expect_error_at(parse(kWorkloads), 3, 32, "workloads[0].pod.gpu_models", "no cluster to resolve GPU models against");
+  EXPECT_TRUE(parse("workloads:\n  - name: w\n    pod: {gpus: 1, gpu_models: []}\n").ok());
+}
+
+TEST(ScenarioYaml, EmptyOrNotAMap) {
+  expect_error_at(parse(""), 1, 1, "(top level)", "the file is empty");
+  expect_error_at(parse("# only a comment\n"), 1, 1, "(top level)", "the file is empty");
+  expect_error_at(parse("- a\n- b\n"), 1, 1, "(top level)",
+                  "is a list (expected a map with keys: name, cluster, workloads)");
+  expect_error_at(parse("just text\n"), 1, 1, "(top level)", "is 'just text'");
+}
+
+TEST(ScenarioYaml, UnknownKeysAreNamedWithTheAllowedOnes) {
+  expect_error_at(parse("name: x\nclustr: {}\n"), 2, 1, "clustr",
+                  "unknown field (expected one of: name, cluster, workloads)");
+  expect_error_at(parse("cluster:\n  nodes:\n    - name: n\n      cpu: 1\n      memory: 1Gi\n      gpu: 2\n"), 6, 7,
+                  "cluster.nodes[0].gpu", "unknown field (expected one of: name, count, cpu, memory, gpus");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {}\n  - name: b\n    pod:\n      gpu_portoin: 0.5\n"), 6, 7,
+                  "workloads[1].pod.gpu_portoin", "gpu_portion");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {tolerations: [{key: k, effct: NoSchedule}]}\n"), 3, 34,
+                  "workloads[0].pod.tolerations[0].effct", "expected one of: key, operator, value, effect");
+  expect_error_at(parse("name: a\nname: b\n"), 2, 1, "name", "appears twice");
+}
+
+TEST(ScenarioYaml, WrongTypes) {
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {cpu: [1]}\n"), 3, 16, "workloads[0].pod.cpu", "is a list");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {memory: lots}\n"), 3, 19, "workloads[0].pod.memory",
+                  "'lots' is not a valid quantity");
+  expect_error_at(parse("workloads:\n  - name: a\n    pods: two\n    pod: {}\n"), 3, 11, "workloads[0].pods",
+                  "'two' is not a whole number");
+  expect_error_at(parse("workloads:\n  - name: a\n    preemptible: maybe\n    pod: {}\n"), 3, 18,
+                  "workloads[0].preemptible", "not a boolean");
+  expect_error_at(parse("workloads:\n  - name: a\n    kind: batch\n    pod: {}\n"), 3, 11, "workloads[0].kind",
+                  "expected train or interactive");
+  expect_error_at(parse("workloads:\n  - name: a\n    arrival:\n    pod: {}\n"), 3, 5, "workloads[0].arrival",
+                  "is empty");
+  expect_error_at(parse("workloads: 5\n"), 1, 12, "workloads", "a list of workloads, or a map with alibaba_pods");
+  expect_error_at(parse("cluster:\n  nodes:\n    - name: n\n      cpu: 1\n      memory: 1Gi\n      labels: [a]\n"), 6,
+                  15, "cluster.nodes[0].labels", "expected a map of label names to values");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {node_selector: {rack: [r1]}}\n"), 3, 33,
+                  "workloads[0].pod.node_selector.rack", "is a list");
+}
+
+TEST(ScenarioYaml, NegativeAndZeroValues) {
+  expect_error_at(parse("workloads:\n  - name: a\n    arrival: -1\n    pod: {}\n"), 3, 14, "workloads[0].arrival",
+                  "-1 is negative");
+  expect_error_at(parse("workloads:\n  - name: a\n    duration: 0\n    pod: {}\n"), 3, 15, "workloads[0].duration",
+                  "0 is not positive");
+  expect_error_at(parse("workloads:\n  - name: a\n    count: 0\n    pod: {}\n"), 3, 12, "workloads[0].count",
+                  "0 is out of range");
+  expect_error_at(parse("workloads:\n  - name: a\n    pods: -3\n    pod: {}\n"), 3, 11, "workloads[0].pods",
+                  "-3 is negative");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {cpu: -1}\n"), 3, 16, "workloads[0].pod.cpu", "is negative");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {gpus: 0}\n"), 3, 17, "workloads[0].pod.gpus",
+                  "0 is out of range (expected whole GPUs, a whole number from 1 to 64)");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {gpu_memory: 0}\n"), 3, 23, "workloads[0].pod.gpu_memory",
+                  "is 0");
+  expect_error_at(parse("workloads:\n  - name: a\n    priority: 99999999999\n    pod: {}\n"), 3, 15,
+                  "workloads[0].priority", "out of range");
+}
+
+TEST(ScenarioYaml, GpuRequestRules) {
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {gpus: 1, gpu_portion: 0.5}\n"), 3, 20,
+                  "workloads[0].pod.gpu_portion", "is given together with gpus");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {gpu_portion: 1.0}\n"), 3, 24,
+                  "workloads[0].pod.gpu_portion", "not between 0 and 1");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {gpu_portion: 0.0001}\n"), 3, 24,
+                  "workloads[0].pod.gpu_portion", "rounds to 0 thousandths");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {gpu_memory: 20Gi, gpu_memory_limit: 10Gi}\n"), 3, 47,
+                  "workloads[0].pod.gpu_memory_limit", "expected a limit >= the request");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {gpu_memory_limit: 10Gi}\n"), 3, 11,
+                  "workloads[0].pod.gpu_memory_limit", "without gpu_memory");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {gpu_models: []}\n"), 3, 11, "workloads[0].pod.gpu_models",
+                  "asks for no GPU");
+  auto memory_only = parse("workloads:\n  - name: a\n    pod: {gpu_memory: 10Gi}\n");
+  ASSERT_TRUE(memory_only.ok()) << memory_only.error().message;
+  EXPECT_EQ((*memory_only->workloads)[0].pods[0].gpu, GpuRequest::memory(10 * kGiB, 10 * kGiB));
+}
+
+TEST(ScenarioYaml, UnknownGpuModel) {
+  constexpr std::string_view kCluster =
+      "cluster:\n  nodes: [{name: n, cpu: 1, memory: 1Gi, gpus: 1, gpu_model: A100, gpu_memory: 40Gi}]\n";
+  expect_error_at(
+      parse(std::string(kCluster) + "workloads:\n  - name: a\n    pod: {gpus: 1, gpu_models: [A100, H100]}\n"), 5, 39,
+      "workloads[0].pod.gpu_models[1]", "unknown GPU model 'H100'; the cluster has: A100");
+}
+
+TEST(ScenarioYaml, GangRules) {
+  expect_error_at(parse("workloads:\n  - name: a\n    pods: 2\n    min_member: 3\n    pod: {}\n"), 4, 17,
+                  "workloads[0].min_member", "3 is more than pods, 2");
+  auto gang = parse("workloads:\n  - name: a\n    pods: 3\n    pod: {}\n");
+  ASSERT_TRUE(gang.ok()) << gang.error().message;
+  EXPECT_EQ((*gang->workloads)[0].min_member, 3);
+  expect_error_at(parse("workloads:\n  - name: a\n"), 2, 5, "workloads[0].pod", "is missing");
+  expect_error_at(parse("workloads:\n  - pod: {}\n"), 2, 5, "workloads[0].name", "is missing");
+  expect_error_at(parse("workloads:\n  - name: a\n    count: 100000\n    pods: 10000\n    pod: {}\n"), 3, 12,
+                  "workloads[0].count", "larger than 1000000 pods");
+}
+
+TEST(ScenarioYaml, DuplicateNames) {
+  expect_error_at(parse("cluster:\n  nodes:\n    - {name: n, count: 2, cpu: 1, memory: 1Gi}\n"
+                        "    - {name: n-1, cpu: 1, memory: 1Gi}\n"),
+                  4, 14, "cluster.nodes[1].name", "makes node name 'n-1' that cluster.nodes[0] also makes");
+  expect_error_at(parse("workloads:\n  - {name: w, pod: {}}\n  - {name: w, pod: {}}\n"), 3, 12, "workloads[1].name",
+                  "that workloads[0] also makes");
+}
+
+TEST(ScenarioYaml, NodeRules) {
+  expect_error_at(parse("cluster:\n  nodes:\n    - {name: n, cpu: 1, memory: 1Gi, gpus: 2, gpu_memory: 1Gi}\n"), 3, 7,
+                  "cluster.nodes[0].gpu_model", "is missing");
+  expect_error_at(parse("cluster:\n  nodes:\n    - {name: n, cpu: 1, memory: 1Gi, gpu_model: A100}\n"), 3, 38,
+                  "cluster.nodes[0].gpu_model", "the node has no GPUs");
+  expect_error_at(parse("cluster:\n  nodes:\n    - {name: n, memory: 1Gi}\n"), 3, 7, "cluster.nodes[0].cpu",
+                  "is missing");
+  expect_error_at(parse("cluster:\n  nodes:\n    - {name: n, cpu: 1, memory: 1Gi, gpus: 65}\n"), 3, 44,
+                  "cluster.nodes[0].gpus", "65 is out of range");
+  expect_error_at(
+      parse("cluster:\n  nodes:\n    - {name: n, cpu: 1, memory: 1Gi, taints: [{key: k, effect: Never}]}\n"), 3, 64,
+      "cluster.nodes[0].taints[0].effect", "expected NoSchedule, PreferNoSchedule or NoExecute");
+  expect_error_at(parse("cluster:\n  nodes: []\n"), 2, 10, "cluster.nodes", "at least one node");
+  expect_error_at(parse("cluster:\n  nodes: [{name: n, cpu: 1, memory: 1Gi}]\n  alibaba_nodes: builtin:gpu_node\n"), 2,
+                  3, "cluster.nodes", "together with alibaba_nodes");
+  expect_error_at(parse("cluster: {}\n"), 1, 10, "cluster.alibaba_nodes", "either alibaba_nodes or nodes");
+}
+
+TEST(ScenarioYaml, TolerationRules) {
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {tolerations: [{operator: Exists, value: v}]}\n"), 3, 44,
+                  "workloads[0].pod.tolerations[0].value", "Exists");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {tolerations: [{operator: Equal}]}\n"), 3, 25,
+                  "workloads[0].pod.tolerations[0].key", "operator Exists");
+  expect_error_at(parse("workloads:\n  - name: a\n    pod: {tolerations: [{key: k, operator: Like}]}\n"), 3, 44,
+                  "workloads[0].pod.tolerations[0].operator", "expected Equal or Exists");
+}
+
+TEST(ScenarioYaml, SyntaxErrorsHaveAPlace) {
+  auto result = parse("cluster:\n  nodes: [{name: n\n");
+  ASSERT_FALSE(result.ok());
+  EXPECT_TRUE(result.error().message.starts_with("s.yaml:")) << result.error().message;
+  EXPECT_NE(result.error().message.find("invalid YAML"), std::string::npos) << result.error().message;
+
+  auto tab = parse("name: a\n\tcluster: {}\n");
+  ASSERT_FALSE(tab.ok());
+  EXPECT_TRUE(tab.error().message.starts_with("s.yaml:2:")) << tab.error().message;
+
+  auto alias = parse("name: *nowhere\n");
+  ASSERT_FALSE(alias.ok());
+  EXPECT_TRUE(alias.error().message.starts_with("s.yaml:1:")) << alias.error().message;
+}
+
+TEST(ScenarioYaml, DeepNestingIsAnErrorNotACrash) {
+  const std::string flow = "workloads: " + std::string(100'000, '[') + std::string(100'000, ']') + "\n";
+  auto result = parse(flow);
+  ASSERT_FALSE(result.ok());
+  EXPECT_TRUE(result.error().message.starts_with("s.yaml:1:")) << result.error().message;
+  EXPECT_NE(result.error().message.find("levels deep"), std::string::npos) << result.error().message;
+}
+
+// ----- Quantities -----
+
+TEST(Quantity, CpuMillicores) {
+  EXPECT_EQ(parse_cpu_milli("2"), 2000);
+  EXPECT_EQ(parse_cpu_milli("0"), 0);
+  EXPECT_EQ(parse_cpu_milli("500m"), 500);
+  EXPECT_EQ(parse_cpu_milli("1.5"), 1500);
+  EXPECT_EQ(parse_cpu_milli(".5"), 500);
+  EXPECT_EQ(parse_cpu_milli("2."), 2000);
+  EXPECT_EQ(parse_cpu_milli("+3"), 3000);
+  EXPECT_EQ(parse_cpu_milli("0.0001"), 1);  // rounds up to the next millicore
+  EXPECT_EQ(parse_cpu_milli("0.5m"), 1);
+  EXPECT_EQ(parse_cpu_milli("1k"), 1'000'000);
+  EXPECT_EQ(parse_cpu_milli("1Ki"), 1'024'000);
+  EXPECT_EQ(parse_cpu_milli("007"), 7000);
+  EXPECT_EQ(parse_cpu_milli("1.000000000000000000001"), 1001);  // digits past the kept precision still round up
+}
+
+TEST(Quantity, MemoryBytes) {
+  EXPECT_EQ(parse_memory_bytes("1024"), 1024);
+  EXPECT_EQ(parse_memory_bytes("64Gi"), 64 * kGiB);
+  EXPECT_EQ(parse_memory_bytes("512Mi"), 512 * kMiB);
+  EXPECT_EQ(parse_memory_bytes("1Ki"), 1024);
+  EXPECT_EQ(parse_memory_bytes("1k"), 1000);
+  EXPECT_EQ(parse_memory_bytes("1M"), 1'000'000);
+  EXPECT_EQ(parse_memory_bytes("1G"), 1'000'000'000);
+  EXPECT_EQ(parse_memory_bytes("2T"), 2'000'000'000'000);
+  EXPECT_EQ(parse_memory_bytes("1Ti"), int64_t{1} << 40);
+  EXPECT_EQ(parse_memory_bytes("1P"), 1'000'000'000'000'000);
+  EXPECT_EQ(parse_memory_bytes("1Pi"), int64_t{1} << 50);
+  EXPECT_EQ(parse_memory_bytes("1E"), 1'000'000'000'000'000'000);
+  EXPECT_EQ(parse_memory_bytes("1Ei"), int64_t{1} << 60);
+  EXPECT_EQ(parse_memory_bytes("1.5Gi"), 3 * kGiB / 2);
+  EXPECT_EQ(parse_memory_bytes("0.5"), 1);    // fractional bytes round up
+  EXPECT_EQ(parse_memory_bytes("1500m"), 2);  // 1.5 bytes
+  EXPECT_EQ(parse_memory_bytes("1000m"), 1);
+  EXPECT_EQ(parse_memory_bytes("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(parse_memory_bytes("9223372036854775807000m"), INT64_MAX);
+}
+
+TEST(Quantity, Rejects) {
+  for (std::string_view bad : {"",     "-1",  "-0.5", "abc",  "1.2.3", ".",   "1 Gi", " 1",  "1Gi ", "1gi", "1K",
+                               "1Gib", "1e3", "Gi",   "1..0", "0x10",  "1,5", "nan",  "inf", "--1",  "+-1", "1m1"}) {
+    EXPECT_FALSE(parse_memory_bytes(bad).has_value()) << "'" << bad << "'";
+    EXPECT_FALSE(parse_cpu_milli(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(Quantity, RejectsOverflow) {
+  EXPECT_FALSE(parse_memory_bytes("9223372036854775808").has_value());
+  EXPECT_FALSE(parse_memory_bytes("8Ei").has_value());
+  EXPECT_FALSE(parse_memory_bytes("10E").has_value());
+  EXPECT_FALSE(parse_memory_bytes("99999999999999999999999999999999999999999999Ei").has_value());
+  EXPECT_FALSE(parse_memory_bytes("9223372036854775807.5").has_value());
+  EXPECT_FALSE(parse_cpu_milli("9223372036854775807").has_value());
+  EXPECT_FALSE(parse_cpu_milli("10E").has_value());
+  EXPECT_EQ(parse_cpu_milli("9223372036854775807m"), INT64_MAX);
+  EXPECT_EQ(parse_cpu_milli("9223372036854775.807"), INT64_MAX);
+  EXPECT_EQ(parse_memory_bytes("0E"), 0);
+  EXPECT_EQ(parse_memory_bytes("0.000000000000000000000000000000001Ei"), 1);
+}
+
+}  // namespace
+}  // namespace tessera
