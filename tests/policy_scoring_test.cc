@@ -40,13 +40,37 @@ TEST(Fragmentation, FollowsTheFgdDefinition) {
   EXPECT_DOUBLE_EQ(expected_fragmentation(cluster->nodes[0], state, mix), 1500);
 }
 
-TEST(Fragmentation, CpuOnlyTypeFragmentsOnlyWhenItCannotFit) {
+TEST(Fragmentation, CpuOnlyTypesUnderEachRuleSet) {
   auto cluster = uniform_cluster(1, 2, 4000);
   NodeState state = NodeState::empty(cluster->nodes[0]);
   PodType cpu_only{{2000, kGiB}, GpuRequest::none(), GpuModelSet::any(), 1.0};
-  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, cpu_only), 0);
+  // The reference FGD: a CPU-only type can use no GPU, so every free GPU is a fragment for it.
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, cpu_only, kFgdRules), 2000);
+  // Tessera's reading: only when it no longer fits (its CPU is what strands the GPUs).
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, cpu_only, kResourceAwareRules), 0);
   state.free.cpu_milli = 1000;
-  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, cpu_only), 2000);
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, cpu_only, kResourceAwareRules), 2000);
+}
+
+TEST(Fragmentation, MemoryCountsOnlyUnderResourceAwareRules) {
+  auto cluster = uniform_cluster(1, 2, 4000, 8 * kGiB);
+  NodeState state = NodeState::empty(cluster->nodes[0]);
+  PodType big_memory{{1000, 16 * kGiB}, GpuRequest::whole(1), GpuModelSet::any(), 1.0};
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, big_memory, kFgdRules), 0);
+  EXPECT_DOUBLE_EQ(type_fragmentation(cluster->nodes[0], state, big_memory, kResourceAwareRules), 2000);
+}
+
+TEST(WorkloadMix, TypicalTypesCoverNinetyFivePercentIgnoringMemory) {
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 60; ++i) pods.push_back(pod("a", 1000, GpuRequest::whole(1), (i % 2 + 1) * kGiB));  // one type
+  for (int i = 0; i < 38; ++i) pods.push_back(pod("b", 2000, GpuRequest::portion(500)));
+  for (int i = 0; i < 2; ++i) pods.push_back(pod("c", 8000, GpuRequest::whole(8)));  // the rarest 2%
+  WorkloadMix mix = WorkloadMix::from_pods(pods);
+  EXPECT_EQ(mix.types().size(), 4U);  // memory tells the two halves of "a" apart here
+  WorkloadMix typical = mix.typical();
+  ASSERT_EQ(typical.types().size(), 2U);
+  EXPECT_DOUBLE_EQ(typical.types()[0].popularity, 60.0 / 98.0);
+  EXPECT_DOUBLE_EQ(typical.types()[1].popularity, 38.0 / 98.0);
 }
 
 TEST(StrandedCapacity, CountsCpuLimitsAndRemainders) {
@@ -70,7 +94,10 @@ TEST(FgdPolicy, PicksTheDeviceThatLeavesNoFragment) {
   // F = 0.5*1000 + 0.5*1000 (no idle device left for 1-GPU pods) = 1000 (growth +500).
   PlacementChoice choice = policy.score(NodeView{0, cluster->nodes[0], state}, pod("x", 1000, GpuRequest::portion(500)));
   EXPECT_EQ(choice.device, 0);
-  EXPECT_DOUBLE_EQ(choice.score, 500);
+  EXPECT_DOUBLE_EQ(choice.score, 62);  // floor(100 * sigmoid(0.5))
+  EXPECT_DOUBLE_EQ(FgdPolicy::score_of_growth(500), 37);
+  EXPECT_DOUBLE_EQ(FgdPolicy::score_of_growth(0), 50);
+  EXPECT_DOUBLE_EQ(FgdPolicy::score_of_growth(-10), 50);  // small growths tie, as in the reference
 }
 
 TEST(TesseraPolicy, AvoidsStrandingGpusBehindCpu) {

@@ -11,8 +11,12 @@ int device_need_milli(const GpuRequest& gpu, const GpuDevice& device) {
   return gpu.kind == GpuRequest::Kind::kWhole ? kMilliPerGpu : gpu.milli_on_device(device.memory_bytes);
 }
 
-bool type_fits(const NodeSpec& node, const NodeState& state, const PodType& type) {
-  if (!type.request.fits_in(state.free)) return false;
+bool resources_fit(const NodeState& state, const PodType& type, FragmentationRules rules) {
+  return rules.check_memory ? type.request.fits_in(state.free) : type.request.cpu_milli <= state.free.cpu_milli;
+}
+
+bool type_fits(const NodeSpec& node, const NodeState& state, const PodType& type, FragmentationRules rules) {
+  if (!resources_fit(state, type, rules)) return false;
   switch (type.gpu.kind) {
     case GpuRequest::Kind::kNone: return true;
     case GpuRequest::Kind::kWhole: {
@@ -37,8 +41,9 @@ bool type_fits(const NodeSpec& node, const NodeState& state, const PodType& type
 
 }  // namespace
 
-double type_fragmentation(const NodeSpec& node, const NodeState& state, const PodType& type) {
-  if (!type_fits(node, state, type)) return static_cast<double>(state.gpu_free_total());
+double type_fragmentation(const NodeSpec& node, const NodeState& state, const PodType& type, FragmentationRules rules) {
+  if (!type.gpu.wants_gpu() && rules.cpu_only_types_fragment_everything) return static_cast<double>(state.gpu_free_total());
+  if (!type_fits(node, state, type, rules)) return static_cast<double>(state.gpu_free_total());
   if (!type.gpu.wants_gpu()) return 0;
   int64_t fragmented = 0;
   for (int device = 0; device < node.gpu_count(); ++device) {
@@ -81,9 +86,11 @@ bool summarize_uniform(const NodeSpec& node, const NodeState& state, UniformDevi
   return true;
 }
 
-double uniform_type_fragmentation(const UniformDevices& devices, const NodeState& state, const PodType& type) {
+double uniform_type_fragmentation(const UniformDevices& devices, const NodeState& state, const PodType& type,
+                                  FragmentationRules rules) {
   const auto free_total = static_cast<double>(devices.free_total);
-  if (!type.request.fits_in(state.free)) return free_total;
+  if (!type.gpu.wants_gpu() && rules.cpu_only_types_fragment_everything) return free_total;
+  if (!resources_fit(state, type, rules)) return free_total;
   if (!type.gpu.wants_gpu()) return 0;
   if (!type.allowed_models.allows(devices.device.model)) return free_total;
   const int need = device_need_milli(type.gpu, devices.device);
@@ -98,14 +105,15 @@ double uniform_type_fragmentation(const UniformDevices& devices, const NodeState
 
 }  // namespace
 
-double expected_fragmentation(const NodeSpec& node, const NodeState& state, const WorkloadMix& mix) {
+double expected_fragmentation(const NodeSpec& node, const NodeState& state, const WorkloadMix& mix,
+                              FragmentationRules rules) {
   if (node.gpus.empty()) return 0;
   double expected = 0;
   UniformDevices devices;
   if (summarize_uniform(node, state, devices)) {
-    for (const PodType& type : mix.types()) expected += type.popularity * uniform_type_fragmentation(devices, state, type);
+    for (const PodType& type : mix.types()) expected += type.popularity * uniform_type_fragmentation(devices, state, type, rules);
   } else {
-    for (const PodType& type : mix.types()) expected += type.popularity * type_fragmentation(node, state, type);
+    for (const PodType& type : mix.types()) expected += type.popularity * type_fragmentation(node, state, type, rules);
   }
   return expected;
 }

@@ -7,7 +7,7 @@
 namespace tessera {
 
 double TesseraPolicy::unusable_capacity(const NodeSpec& node, const NodeState& state) const {
-  return expected_fragmentation(node, state, mix_) + expected_stranded_capacity(node, state, mix_);
+  return expected_fragmentation(node, state, mix_, kResourceAwareRules) + expected_stranded_capacity(node, state, mix_);
 }
 
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {

@@ -25,4 +25,31 @@ WorkloadMix WorkloadMix::from_pods(std::span<const PodSpec> pods) {
   return mix;
 }
 
+WorkloadMix WorkloadMix::typical(double coverage) const {
+  using Key = std::tuple<int64_t, int, int, int, int64_t, uint64_t>;
+  std::map<Key, size_t> index;
+  std::vector<PodType> merged;
+  for (PodType type : types_) {
+    type.request.memory_bytes = 0;
+    Key key{type.request.cpu_milli, static_cast<int>(type.gpu.kind), type.gpu.whole_gpus, type.gpu.portion_milli,
+            type.gpu.memory_bytes, type.allowed_models.bits()};
+    auto [it, inserted] = index.try_emplace(key, merged.size());
+    if (inserted) {
+      merged.push_back(type);
+    } else {
+      merged[it->second].popularity += type.popularity;
+    }
+  }
+  std::stable_sort(merged.begin(), merged.end(), [](const PodType& a, const PodType& b) { return a.popularity > b.popularity; });
+  std::vector<PodType> kept;
+  double covered = 0;
+  for (const PodType& type : merged) {
+    if (covered >= coverage) break;
+    kept.push_back(type);
+    covered += type.popularity;
+  }
+  for (PodType& type : kept) type.popularity /= covered;
+  return WorkloadMix(std::move(kept));
+}
+
 }  // namespace tessera

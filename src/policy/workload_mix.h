@@ -23,6 +23,10 @@ class WorkloadMix {
   explicit WorkloadMix(std::vector<PodType> types) : types_(std::move(types)) {}
   static WorkloadMix from_pods(std::span<const PodSpec> pods);
 
+  // FGD's "typical pods": types told apart by CPU and GPU request only (memory ignored), the
+  // most popular kept until they cover `coverage` of the pods, popularities renormalised.
+  WorkloadMix typical(double coverage = 0.95) const;
+
   const std::vector<PodType>& types() const { return types_; }
   bool empty() const { return types_.empty(); }
 

@@ -44,7 +44,8 @@ int64_t typical_device_memory(const ClusterSpec& cluster) {
   return memories[memories.size() / 2];
 }
 
-// Keeps the cluster's FGD fragmentation up to date one node at a time.
+// Keeps the cluster's FGD fragmentation (the reference's definition: kFgdRules against the
+// typical pod types) up to date one node at a time.
 class FragmentationTracker {
  public:
   FragmentationTracker(const ClusterState& cluster, const WorkloadMix& mix) : mix_(mix), per_node_(static_cast<size_t>(cluster.node_count())) {
@@ -139,7 +140,8 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
   const auto started = std::chrono::steady_clock::now();
   ClusterState cluster(scenario.cluster);
   Placer placer(**policy);
-  FragmentationTracker fragmentation(cluster, mix);
+  const WorkloadMix typical = mix.typical();
+  FragmentationTracker fragmentation(cluster, typical);
   const double capacity = static_cast<double>(cluster.totals().gpu_capacity_milli);
   if (capacity <= 0) return Error{fmt::format("cluster {} has no GPUs", scenario.cluster_source)};
   const int64_t device_memory = typical_device_memory(*scenario.cluster);
@@ -150,8 +152,16 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
   int64_t arrived_milli = 0;
   bool reached_100 = false;
   double last_recorded = -1;
+  // As in the paper's experiments: every pod of the trace once, in a seeded random order, then
+  // pods drawn from it with replacement until the target is reached.
+  std::vector<size_t> order(population.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), random);
+  size_t arrivals = 0;
   while (100.0 * static_cast<double>(arrived_milli) / capacity < options.target_pct) {
-    const PodSpec& sampled = population[random() % population.size()];
+    const size_t next = arrivals < order.size() ? order[arrivals] : static_cast<size_t>(random() % population.size());
+    ++arrivals;
+    const PodSpec& sampled = population[next];
     const PodId pod = cluster.add_pod(sampled);
     arrived_milli += arrived_gpu_milli(sampled, device_memory);
     TypeCount& count = run.by_type[pod_type_label(sampled)];
