@@ -1,3 +1,66 @@
 #!/usr/bin/env bash
-set -euo pipefail
-"$TESSERA" --help >/dev/null
+# The CLI as a user meets it: the embedded default, files, the outputs, and bad input.
+set -uo pipefail
+: "${TESSERA:?set TESSERA to the tessera binary}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_error EXIT_PATTERN MESSAGE_PATTERN -- ARGS...: non-zero exit and the message on stderr.
+expect_error() {
+  local message="$1"; shift
+  local output status
+  output="$("$TESSERA" "$@" 2>&1 >/dev/null)"; status=$?
+  [[ $status -ne 0 ]] || fail "exit 0 for: $* (expected an error)"
+  [[ "$output" == *"$message"* ]] || fail "for: $* expected '$message' in: $output"
+}
+
+# 1. The embedded default runs (small here: two policies, one seed) and writes both outputs.
+cd "$work"
+"$TESSERA" sim --policy tessera,fgd --seeds 1 --json out.json > table.txt || fail "default sim failed"
+grep -q "tessera" table.txt && grep -q "GPU alloc @100%" table.txt || fail "summary table missing: $(cat table.txt)"
+[[ -s tessera-report/index.html && -s tessera-report/results.json && -s out.json ]] || fail "outputs not written"
+python3 - out.json <<'PY' || fail "JSON schema"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "tessera.sim/v1" and d["mode"] == "arrival", d.get("schema")
+names = [p["policy"] for p in d["policies"]]
+assert names == ["tessera", "fgd"], names
+for p in d["policies"]:
+    assert 50 < p["alloc_at_100_pct"] <= 100, p["alloc_at_100_pct"]
+    assert p["curve"] and all({"arrived_pct", "allocated_pct"} <= set(pt) for pt in p["curve"])
+PY
+grep -q "<svg" tessera-report/index.html || fail "report has no chart"
+
+# 2. Timeline mode on a shipped example scenario.
+"$TESSERA" sim --mode timeline --scenario "$root/examples/inference-and-training.yaml" --policy tessera,best-fit \
+  --report tl > tl.txt || fail "timeline sim failed"
+grep -q "wait p50" tl.txt || fail "timeline table missing: $(cat tl.txt)"
+
+# 3. Bad input: clear errors naming file, line and field; non-zero exit; nothing written.
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,abc,262144,2,P100\n' > nodes.csv
+expect_error "nodes.csv:3: column 'cpu_milli'" sim --cluster nodes.csv --report bad1
+[[ ! -e bad1 ]] || fail "a failed run left a report behind"
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\np0,1000,1024,1,500,X100,0,10\n' > pods.csv
+expect_error "pods.csv:2: column 'gpu_spec': unknown GPU model 'X100'" sim --workload pods.csv --report bad2
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\np0,-5,1024,1,500,,0,10\n' > neg.csv
+expect_error "neg.csv:2: column 'cpu_milli'" sim --workload neg.csv --report bad3
+: > empty.csv
+expect_error "empty.csv" sim --workload empty.csv --report bad4
+printf 'name,cpu_milli,memory_mib,gpu_milli,gpu_spec,creation_time,deletion_time\np0,1,1,500,,0,10\n' > nocol.csv
+expect_error "num_gpu" sim --workload nocol.csv --report bad5
+expect_error "no-such-file.csv: cannot open file" sim --workload no-such-file.csv --report bad6
+expect_error "unknown policy 'worst-fit'" sim --policy worst-fit --seeds 1 --report bad7
+expect_error "builtin:nope: no such built-in trace" sim --workload builtin:nope --report bad8
+printf 'workloads:\n  - name: a\n    pod: {cpu: 1, gpu_portion: 1.5}\n' > bad.yaml
+expect_error "bad.yaml:3" sim --workload bad.yaml --report bad9
+for d in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9; do [[ ! -e $d ]] || fail "$d written despite the error"; done
+
+# 4. An unwritable output is an error, not a crash.
+touch blocker
+expect_error "blocker" sim --policy first-fit --seeds 1 --target-pct 20 --report blocker/report
+
+if ((failures)); then echo "$failures CLI check(s) failed"; exit 1; fi
+echo "CLI end to end: all checks passed"

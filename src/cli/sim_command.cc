@@ -26,6 +26,8 @@ struct SimOptions {
   uint64_t first_seed = 1;
   double target_pct = 130;
   int samples = 600;
+  double arrival_speedup = 1;
+  double horizon_seconds = 0;
   int threads = 0;
   std::string json_path;
   std::string report_dir = "tessera-report";
@@ -54,8 +56,9 @@ void print_arrival_table(const ArrivalReport& report) {
 }
 
 void print_timeline_table(const TimelineReport& report) {
-  fmt::print("{} — {} nodes, {} GPUs; simulated {:.1f} h\n", report.scenario, report.nodes, report.gpus,
-             (report.end_seconds - report.start_seconds) / 3600.0);
+  fmt::print("{} — {} nodes, {} GPUs; simulated {:.1f} h{}\n", report.scenario, report.nodes, report.gpus,
+             (report.end_seconds - report.start_seconds) / 3600.0,
+             report.arrival_speedup != 1 ? fmt::format(" (arrivals sped up {}x)", report.arrival_speedup) : "");
   fmt::print("  cluster:  {}\n  workload: {}\n\n", report.cluster_source, report.workload_source);
   fmt::print("{:<12} {:>14} {:>10} {:>10} {:>12} {:>12} {:>12} {:>9}\n", "policy", "mean GPU alloc", "workloads",
              "never ran", "wait p50", "wait p90", "wait p99", "time");
@@ -118,6 +121,8 @@ int run_sim(SimOptions options) {
   }
   TimelineOptions timeline;
   timeline.samples = options.samples;
+  timeline.arrival_speedup = options.arrival_speedup;
+  timeline.horizon_seconds = options.horizon_seconds;
   timeline.threads = options.threads;
   timeline.check_invariants = options.check_invariants;
   auto report = run_timeline_experiment(*scenario, policies, timeline);
@@ -156,6 +161,14 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
   sim->add_option("--samples", options->samples, "Timeline mode: points per time series")->check(CLI::Range(2, 100000))->capture_default_str();
+  sim->add_option("--arrival-speedup", options->arrival_speedup,
+                  "Timeline mode: divide arrival times by this (durations kept) to replay a trace at a higher load")
+      ->check(CLI::Range(1e-6, 1e9))
+      ->capture_default_str();
+  sim->add_option("--horizon", options->horizon_seconds,
+                  "Timeline mode: stop this many seconds after the first arrival (0: when the last workload ends)")
+      ->check(CLI::Range(0.0, 1e12))
+      ->capture_default_str();
   sim->add_option("--json", options->json_path, "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");
   sim->add_option("--report", options->report_dir, "Directory for the HTML report (index.html) and results.json")->capture_default_str();
   sim->add_flag("--no-report", options->no_report, "Do not write the HTML report");

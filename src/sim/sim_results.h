@@ -94,6 +94,7 @@ struct TimelineReport {
   int64_t gpus = 0;
   double start_seconds = 0;
   double end_seconds = 0;
+  double arrival_speedup = 1;
   std::vector<TimelinePolicyResult> policies;
 };
 

@@ -65,6 +65,7 @@ class TimelineRun {
     for (const WorkloadSpec& workload : scenario_.workloads) {
       end_ = std::max(end_, workload.arrival_seconds + std::max(0.0, workload.duration_seconds));
     }
+    if (options_.horizon_seconds > 0) end_ = std::min(end_, start_ + options_.horizon_seconds);
     const double step = (end_ - start_) / std::max(1, options_.samples - 1);
     double next_sample = start_;
     size_t next_arrival = 0;
@@ -75,6 +76,7 @@ class TimelineRun {
       const double arrival_time = next_arrival < scenario_.workloads.size() ? scenario_.workloads[next_arrival].arrival_seconds : INFINITY;
       const double departure_time = departures_.empty() ? INFINITY : departures_.top().time;
       const double now = std::min(arrival_time, departure_time);
+      if (now > end_) break;
       while (next_sample <= now && next_sample <= end_) {
         sample(result, next_sample);
         next_sample += step > 0 ? step : 1;
@@ -110,7 +112,8 @@ class TimelineRun {
       sample(result, next_sample);
       next_sample += step > 0 ? step : 1;
     }
-    for (size_t w = 0; w < scenario_.workloads.size(); ++w) {
+    result.workloads = static_cast<int64_t>(next_arrival);
+    for (size_t w = 0; w < next_arrival; ++w) {
       const WorkloadSpec& workload = scenario_.workloads[w];
       TypeCount& count = result.by_type[pod_type_label(workload.pods.front())];
       ++count.arrived;
@@ -223,9 +226,14 @@ Result<TimelinePolicyResult> run_timeline_policy(const Scenario& scenario, std::
   return run.run(policy_name);
 }
 
-Result<TimelineReport> run_timeline_experiment(const Scenario& scenario, std::span<const std::string> policies,
+Result<TimelineReport> run_timeline_experiment(const Scenario& original, std::span<const std::string> policies,
                                                const TimelineOptions& options) {
   if (policies.empty()) return Error{"no policy to run (expected at least one name in --policy)"};
+  if (!(options.arrival_speedup > 0)) return Error{fmt::format("arrival speedup {} is not positive (expected > 0)", options.arrival_speedup)};
+  Scenario scenario = original;
+  if (options.arrival_speedup != 1) {
+    for (WorkloadSpec& workload : scenario.workloads) workload.arrival_seconds /= options.arrival_speedup;
+  }
   for (const std::string& name : policies) {
     if (auto probe = make_policy(name, WorkloadMix()); !probe) return probe.error();
   }
@@ -238,12 +246,14 @@ Result<TimelineReport> run_timeline_experiment(const Scenario& scenario, std::sp
   report.workload_source = scenario.workload_source;
   report.nodes = static_cast<int>(scenario.cluster->nodes.size());
   report.gpus = scenario.cluster->gpu_capacity_milli() / kMilliPerGpu;
+  report.arrival_speedup = options.arrival_speedup;
   if (!scenario.workloads.empty()) {
     report.start_seconds = scenario.workloads.front().arrival_seconds;
     report.end_seconds = report.start_seconds;
     for (const WorkloadSpec& workload : scenario.workloads) {
       report.end_seconds = std::max(report.end_seconds, workload.arrival_seconds + std::max(0.0, workload.duration_seconds));
     }
+    if (options.horizon_seconds > 0) report.end_seconds = std::min(report.end_seconds, report.start_seconds + options.horizon_seconds);
   }
   for (auto& result : results) {
     if (!result) return result.error();

@@ -15,6 +15,13 @@ namespace tessera {
 
 struct TimelineOptions {
   int samples = 600;              // points in each series
+  // Arrival times are divided by this (durations kept), to replay a sparse trace at a higher
+  // load: the Alibaba pod lists average about 40 pods running at once at their own pace.
+  double arrival_speedup = 1;
+  // Seconds after the first arrival at which the replay stops (after any speedup); 0 runs until
+  // the last workload ends. Workloads arriving later are left out; those still waiting count as
+  // never scheduled.
+  double horizon_seconds = 0;
   int threads = 0;                // 0: one per core
   bool check_invariants = false;  // verify the safety invariants after every event (slow)
 };
