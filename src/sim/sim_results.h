@@ -9,8 +9,8 @@
 
 namespace tessera {
 
-// Pod types as reports group them: "CPU only", "GPU share (<0.5)", "GPU share (>=0.5)",
-// "1 GPU", "2 GPUs", "4 GPUs", "8 GPUs", ...
+// Pod types as reports group them (pod_type_label.h): "CPU only", "GPU share", "1 GPU",
+// "2 GPUs", "4 GPUs", "8 GPUs", ...
 struct TypeCount {
   int64_t arrived = 0;
   int64_t failed = 0;
@@ -94,7 +94,9 @@ struct TimelineReport {
   int64_t gpus = 0;
   double start_seconds = 0;
   double end_seconds = 0;
-  double arrival_speedup = 1;
+  double arrival_speedup = 1;      // arrival times were divided by this
+  double horizon_seconds = 0;      // the replay stopped this long after the first arrival; 0: it ran to the end
+  int64_t workload_pods = 0;       // pods in all workloads of the scenario
   std::vector<TimelinePolicyResult> policies;
 };
 

@@ -247,6 +247,8 @@ Result<TimelineReport> run_timeline_experiment(const Scenario& original, std::sp
   report.nodes = static_cast<int>(scenario.cluster->nodes.size());
   report.gpus = scenario.cluster->gpu_capacity_milli() / kMilliPerGpu;
   report.arrival_speedup = options.arrival_speedup;
+  report.horizon_seconds = options.horizon_seconds;
+  for (const WorkloadSpec& workload : scenario.workloads) report.workload_pods += static_cast<int64_t>(workload.pods.size());
   if (!scenario.workloads.empty()) {
     report.start_seconds = scenario.workloads.front().arrival_seconds;
     report.end_seconds = report.start_seconds;
