@@ -151,13 +151,14 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
   std::mt19937_64 random(seed);
   int64_t arrived_milli = 0;
   bool reached_100 = false;
-  double last_recorded = -1;
+  double last_recorded = 0;
   // As in the paper's experiments: every pod of the trace once, in a seeded random order, then
   // pods drawn from it with replacement until the target is reached.
   std::vector<size_t> order(population.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), random);
   size_t arrivals = 0;
+  run.curve.push_back(ArrivalPoint{0, 0, 100.0 * fragmentation.total() / capacity});
   while (100.0 * static_cast<double>(arrived_milli) / capacity < options.target_pct) {
     const size_t next = arrivals < order.size() ? order[arrivals] : static_cast<size_t>(random() % population.size());
     ++arrivals;
