@@ -458,7 +458,8 @@ TEST(AlibabaPods, PandasNanMeansEmpty) {
   auto pods = parse_alibaba_pods(std::string(kPodHeader) + pod_row("p0", "1", "500", "nan"), "pods.csv", cluster);
   ASSERT_TRUE(pods.ok()) << pods.error().message;
   EXPECT_TRUE((*pods)[0].pods[0].allowed_models.is_any());
-  auto nodes = parse_alibaba_nodes(std::string(kNodeHeader) + "n0,32000,262144,0,nan\nn1,32000,262144,2,nan\n", "nodes.csv");
+  auto nodes =
+      parse_alibaba_nodes(std::string(kNodeHeader) + "n0,32000,262144,0,nan\nn1,32000,262144,2,nan\n", "nodes.csv");
   expect_error_at(nodes, "nodes.csv", 3, "model", "is empty");
 }
 

@@ -1,6 +1,6 @@
 // Randomized property tests: thousands of random clusters and pods through every policy.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <random>
 
@@ -40,14 +40,22 @@ RandomWorld random_world(std::mt19937_64& random) {
     pod.name = fmt::format("p{}", i);
     pod.request = {pick(0, 16) * 1000, int64_t{pick(0, 32)} * kGiB};
     switch (pick(0, 4)) {
-      case 0: break;
-      case 1: pod.gpu = GpuRequest::whole(pick(1, 8)); break;
+      case 0:
+        break;
+      case 1:
+        pod.gpu = GpuRequest::whole(pick(1, 8));
+        break;
       case 2:
-      case 3: pod.gpu = GpuRequest::portion(pick(1, 999)); break;
-      case 4: pod.gpu = GpuRequest::memory(int64_t{pick(1, 60)} * kGiB, 80 * kGiB); break;
+      case 3:
+        pod.gpu = GpuRequest::portion(pick(1, 999));
+        break;
+      case 4:
+        pod.gpu = GpuRequest::memory(int64_t{pick(1, 60)} * kGiB, 80 * kGiB);
+        break;
     }
     if (pick(0, 4) == 0) pod.allowed_models.add(models[pick(0, 1)]);
-    if (pick(0, 3) == 0) pod.tolerations.push_back(Toleration{"dedicated", Toleration::Operator::kExists, "", std::nullopt});
+    if (pick(0, 3) == 0)
+      pod.tolerations.push_back(Toleration{"dedicated", Toleration::Operator::kExists, "", std::nullopt});
     if (pick(0, 6) == 0) pod.node_selector["rack"] = "r1";
     world.pods.push_back(pod);
   }

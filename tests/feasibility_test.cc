@@ -35,7 +35,8 @@ TEST_F(FeasibilityTest, FractionNeedsOneDevice) {
   EXPECT_EQ(check_node(node, state, pod("p", 1, GpuRequest::portion(301))), Predicate::kGpuFraction);
   // 80 GiB devices: 24 GiB is 300 milli, rounded up.
   EXPECT_EQ(check_node(node, state, pod("p", 1, GpuRequest::memory(24 * kGiB, 40 * kGiB))), Predicate::kFits);
-  EXPECT_EQ(check_node(node, state, pod("p", 1, GpuRequest::memory(24 * kGiB + 1, 40 * kGiB))), Predicate::kGpuFraction);
+  EXPECT_EQ(check_node(node, state, pod("p", 1, GpuRequest::memory(24 * kGiB + 1, 40 * kGiB))),
+            Predicate::kGpuFraction);
 }
 
 TEST_F(FeasibilityTest, MemoryRequestRoundsUpToMilli) {
@@ -47,7 +48,8 @@ TEST_F(FeasibilityTest, MemoryRequestRoundsUpToMilli) {
 
 TEST_F(FeasibilityTest, SelectorTaintsAndModels) {
   node.labels = {{"rack", "r1"}};
-  node.taints = {Taint{"dedicated", "infer", TaintEffect::kNoSchedule}, Taint{"soft", "x", TaintEffect::kPreferNoSchedule}};
+  node.taints = {Taint{"dedicated", "infer", TaintEffect::kNoSchedule},
+                 Taint{"soft", "x", TaintEffect::kPreferNoSchedule}};
   PodSpec p = pod("p", 1, GpuRequest::whole(1));
   EXPECT_EQ(check_node(node, state, p), Predicate::kTaint);
   p.tolerations = {Toleration{"dedicated", Toleration::Operator::kEqual, "infer", std::nullopt}};

@@ -334,7 +334,8 @@ TEST(WriteHtmlReport, DirectoryUnderARegularFileIsAnError) {
   ASSERT_TRUE(write_file_atomically(regular_file, "x").ok());
   const Status written = write_html_report(regular_file / "report", "<html>");
   ASSERT_FALSE(written.ok());
-  EXPECT_NE(written.error().message.find((regular_file / "report").string()), std::string::npos) << written.error().message;
+  EXPECT_NE(written.error().message.find((regular_file / "report").string()), std::string::npos)
+      << written.error().message;
   EXPECT_EQ(entries(scratch.path()), std::vector<std::string>{"file"});
 }
 

@@ -168,7 +168,8 @@ TEST(TimelineReportJson, AllFields) {
   EXPECT_EQ(policy["workloads"], 3);
   EXPECT_EQ(policy["scheduled"], 2);
   EXPECT_EQ(policy["never_scheduled"], 1);
-  EXPECT_EQ(policy["pending_seconds"], (json{{"p50", 10.0}, {"p90", 20.0}, {"p99", 30.0}, {"max", 40.0}, {"mean", 25.0}}));
+  EXPECT_EQ(policy["pending_seconds"],
+            (json{{"p50", 10.0}, {"p90", 20.0}, {"p99", 30.0}, {"max", 40.0}, {"mean", 25.0}}));
   EXPECT_EQ(policy["failed_by_type"],
             (json{{"8 GPUs", {{"arrived", 1}, {"failed", 1}}}, {"1 GPU", {{"arrived", 2}, {"failed", 0}}}}));
   EXPECT_EQ(policy["wall_seconds"], 0.5);

@@ -92,7 +92,8 @@ TEST(FgdPolicy, PicksTheDeviceThatLeavesNoFragment) {
   FgdPolicy policy(half_and_half());
   // Onto device 0: free becomes {0, 1000}, F = 0 (growth -500). Onto device 1: free {500, 500},
   // F = 0.5*1000 + 0.5*1000 (no idle device left for 1-GPU pods) = 1000 (growth +500).
-  PlacementChoice choice = policy.score(NodeView{0, cluster->nodes[0], state}, pod("x", 1000, GpuRequest::portion(500)));
+  PlacementChoice choice =
+      policy.score(NodeView{0, cluster->nodes[0], state}, pod("x", 1000, GpuRequest::portion(500)));
   EXPECT_EQ(choice.device, 0);
   EXPECT_DOUBLE_EQ(choice.score, 62);  // floor(100 * sigmoid(0.5))
   EXPECT_DOUBLE_EQ(FgdPolicy::score_of_growth(500), 37);
@@ -134,9 +135,9 @@ TEST(ClassicPolicies, ChooseAsDescribed) {
   GpuPackingPolicy packing;
   DotProductPolicy dot;
   EXPECT_EQ(place(first_fit, one_gpu).node, 0);
-  EXPECT_EQ(place(best_fit, one_gpu).node, 0);   // less left over
-  EXPECT_EQ(place(spread, one_gpu).node, 1);     // more left over
-  EXPECT_EQ(place(packing, share).node, 1);      // onto the already shared device
+  EXPECT_EQ(place(best_fit, one_gpu).node, 0);  // less left over
+  EXPECT_EQ(place(spread, one_gpu).node, 1);    // more left over
+  EXPECT_EQ(place(packing, share).node, 1);     // onto the already shared device
   EXPECT_EQ(place(packing, share).devices, std::vector<int16_t>{3});
   EXPECT_EQ(place(first_fit, share).devices, std::vector<int16_t>{2});  // node 0's first free device
   EXPECT_EQ(place(best_fit, share).node, 0);

@@ -1,7 +1,7 @@
 #include "engine/statement.h"
 
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "engine/invariants.h"
 #include "engine/placer.h"
@@ -105,7 +105,8 @@ TEST(Invariants, DetectOvercommitAndSharing) {
 
 TEST(Invariants, DetectPartialGang) {
   ClusterState cluster(uniform_cluster(1, 4));
-  std::vector<PodId> gang = {cluster.add_pod(pod("a", 1, GpuRequest::whole(1))), cluster.add_pod(pod("b", 1, GpuRequest::whole(1)))};
+  std::vector<PodId> gang = {cluster.add_pod(pod("a", 1, GpuRequest::whole(1))),
+                             cluster.add_pod(pod("b", 1, GpuRequest::whole(1)))};
   cluster.bind(gang[0], Binding{0, {0}, 1000});
   EXPECT_FALSE(check_gang(cluster, gang, 2).empty());
   EXPECT_TRUE(check_gang(cluster, gang, 1).empty());

@@ -58,7 +58,8 @@ void expect_one_two_five_ticks(double low, double high) {
   for (size_t i = 0; i < ticks.size(); ++i) {
     EXPECT_GE(ticks[i], low - step * 1e-6);
     EXPECT_LE(ticks[i], high + step * 1e-6);
-    EXPECT_NEAR(std::remainder(ticks[i], step), 0, step * 1e-6) << "tick " << ticks[i] << " is not a multiple of " << step;
+    EXPECT_NEAR(std::remainder(ticks[i], step), 0, step * 1e-6)
+        << "tick " << ticks[i] << " is not a multiple of " << step;
     if (i > 0) {
       EXPECT_NEAR(ticks[i] - ticks[i - 1], step, step * 1e-6);
     }
@@ -172,7 +173,8 @@ TEST(LineChart, OnePathPerSeriesWithAxesAndLegend) {
 TEST(LineChart, ReferenceLineIsClippedToThePlot) {
   const LineChart chart = three_series_chart();
   const std::string svg = render_line_chart(chart);
-  const std::regex dashed_line(R"svg(<line x1="([-\d.]+)" y1="([-\d.]+)" x2="([-\d.]+)" y2="([-\d.]+)" stroke="#555555" stroke-width="[\d.]+" stroke-dasharray)svg");
+  const std::regex dashed_line(
+      R"svg(<line x1="([-\d.]+)" y1="([-\d.]+)" x2="([-\d.]+)" y2="([-\d.]+)" stroke="#555555" stroke-width="[\d.]+" stroke-dasharray)svg");
   std::smatch match;
   ASSERT_TRUE(std::regex_search(svg, match, dashed_line)) << svg;
   for (int i = 1; i <= 4; ++i) {
@@ -203,13 +205,13 @@ TEST(LineChart, SeriesOutsideAFixedRangeAreClippedNotScaledAway) {
 
 TEST(LineChart, EdgeCasesGiveFiniteOutput) {
   const std::vector<std::vector<ChartPoint>> cases = {
-      {},                                            // no points
-      {{3, 7}},                                      // one point
-      {{0, 5}, {1, 5}, {2, 5}},                      // all equal
-      {{-10, -50}, {0, -20}, {10, -70}},             // negative
-      {{0, 1}, {1, std::nan("")}, {2, 3}, {3, 4}},   // a gap
+      {},                                              // no points
+      {{3, 7}},                                        // one point
+      {{0, 5}, {1, 5}, {2, 5}},                        // all equal
+      {{-10, -50}, {0, -20}, {10, -70}},               // negative
+      {{0, 1}, {1, std::nan("")}, {2, 3}, {3, 4}},     // a gap
       {{std::numeric_limits<double>::infinity(), 1}},  // nothing finite
-      {{5, 5}, {5, 5}},                              // zero-length segment
+      {{5, 5}, {5, 5}},                                // zero-length segment
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(i);

@@ -1,10 +1,10 @@
 // Small hand-built clusters and pods for the engine and policy tests.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <memory>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "core/cluster.h"
 #include "core/pod.h"

@@ -1,8 +1,8 @@
 #include "cli/bench_command.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "cli/policy_list.h"
 #include "sim/arrival_replay.h"
@@ -43,9 +43,10 @@ int run_replay_bench(const ReplayBenchOptions& options) {
       pods = run->pods_arrived;
     }
     std::sort(seconds.begin(), seconds.end());
-    double median = seconds.size() % 2 ? seconds[seconds.size() / 2] : (seconds[seconds.size() / 2 - 1] + seconds[seconds.size() / 2]) / 2;
-    fmt::print("{:<12} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>8} {:>14.0f}\n", policy, median, seconds.front(), seconds.back(), pods,
-               static_cast<double>(pods) / median);
+    double median = seconds.size() % 2 ? seconds[seconds.size() / 2]
+                                       : (seconds[seconds.size() / 2 - 1] + seconds[seconds.size() / 2]) / 2;
+    fmt::print("{:<12} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>8} {:>14.0f}\n", policy, median, seconds.front(),
+               seconds.back(), pods, static_cast<double>(pods) / median);
   }
   return 0;
 }
@@ -56,7 +57,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print timings");
   bench->require_subcommand(1);
   auto options = std::make_shared<ReplayBenchOptions>();
-  CLI::App* replay = bench->add_subcommand("replay", "Wall time of a full arrival replay per policy (median of --repeat runs)");
+  CLI::App* replay =
+      bench->add_subcommand("replay", "Wall time of a full arrival replay per policy (median of --repeat runs)");
   replay->add_option("--cluster", options->scenario.cluster, "Nodes: builtin:NAME, CSV or YAML")->capture_default_str();
   replay->add_option("--workload", options->scenario.workload, "Pods: builtin:NAME, CSV or YAML")
       ->capture_default_str()

@@ -1,9 +1,9 @@
 #include "cli/sim_command.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "cli/policy_list.h"
 #include "policy/policy_registry.h"
@@ -37,7 +37,8 @@ struct SimOptions {
 
 void print_arrival_table(const ArrivalReport& report) {
   fmt::print("{} — {} nodes, {} GPUs; {} pods sampled until {:.0f}% of GPU capacity arrived; seeds {}\n",
-             report.scenario, report.nodes, report.gpus, report.workload_pods, report.target_pct, fmt::join(report.seeds, ","));
+             report.scenario, report.nodes, report.gpus, report.workload_pods, report.target_pct,
+             fmt::join(report.seeds, ","));
   fmt::print("  cluster:  {}\n  workload: {}\n\n", report.cluster_source, report.workload_source);
   fmt::print("{:<12} {:>17} {:>15} {:>10} {:>12} {:>10}\n", "policy", "GPU alloc @100%", "min-max", "frag @100%",
              "failed pods", "time/run");
@@ -50,9 +51,10 @@ void print_arrival_table(const ArrivalReport& report) {
                static_cast<double>(failed) / static_cast<double>(std::max<size_t>(policy.runs.size(), 1)),
                policy.wall_seconds_median);
   }
-  fmt::print("\nGPU alloc @100%: allocated GPUs / capacity when arrived GPU requests reach 100% of capacity "
-             "(mean ± stddev over seeds).\nfrag @100%: free GPU capacity the workload mix cannot use (FGD), "
-             "% of capacity. failed pods: per seed, over the whole run.\n");
+  fmt::print(
+      "\nGPU alloc @100%: allocated GPUs / capacity when arrived GPU requests reach 100% of capacity "
+      "(mean ± stddev over seeds).\nfrag @100%: free GPU capacity the workload mix cannot use (FGD), "
+      "% of capacity. failed pods: per seed, over the whole run.\n");
 }
 
 void print_timeline_table(const TimelineReport& report) {
@@ -82,7 +84,8 @@ int write_outputs(const nlohmann::json& json, const std::string& html, const Sim
       fmt::print(stderr, "error: {}\n", written.error().message);
       return 1;
     }
-    if (auto written = write_file_atomically(std::filesystem::path(options.report_dir) / "results.json", json.dump(2) + "\n");
+    if (auto written =
+            write_file_atomically(std::filesystem::path(options.report_dir) / "results.json", json.dump(2) + "\n");
         !written) {
       fmt::print(stderr, "error: {}\n", written.error().message);
       return 1;
@@ -138,13 +141,18 @@ int run_sim(SimOptions options) {
 
 void add_sim_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<SimOptions>();
-  CLI::App* sim = app.add_subcommand("sim", "Replay a cluster and a workload through the placement policies and report");
-  sim->add_option("--mode", options->mode, "arrival: pods arrive and never leave (the FGD experiment); timeline: pods arrive and leave at their trace times")
+  CLI::App* sim =
+      app.add_subcommand("sim", "Replay a cluster and a workload through the placement policies and report");
+  sim->add_option("--mode", options->mode,
+                  "arrival: pods arrive and never leave (the FGD experiment); timeline: pods arrive and leave at their "
+                  "trace times")
       ->check(CLI::IsMember({"arrival", "timeline"}))
       ->capture_default_str();
-  sim->add_option("--cluster", options->scenario.cluster, "Nodes: builtin:NAME, an Alibaba node-list CSV, or a scenario YAML")
+  sim->add_option("--cluster", options->scenario.cluster,
+                  "Nodes: builtin:NAME, an Alibaba node-list CSV, or a scenario YAML")
       ->capture_default_str();
-  sim->add_option("--workload", options->scenario.workload, "Pods: builtin:NAME, an Alibaba pod-list CSV, or a scenario YAML")
+  sim->add_option("--workload", options->scenario.workload,
+                  "Pods: builtin:NAME, an Alibaba pod-list CSV, or a scenario YAML")
       ->capture_default_str()
       ->each([options](const std::string&) { options->scenario.workload_given = true; });
   sim->add_option("--scenario", options->scenario_file, "A scenario YAML carrying both the cluster and the workloads")
@@ -156,11 +164,15 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   sim->add_option("--seeds", options->seeds, "Arrival mode: number of seeds (runs per policy)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  sim->add_option("--first-seed", options->first_seed, "Arrival mode: the first seed; the others follow it")->capture_default_str();
-  sim->add_option("--target-pct", options->target_pct, "Arrival mode: stop once arrived GPU requests reach this % of capacity")
+  sim->add_option("--first-seed", options->first_seed, "Arrival mode: the first seed; the others follow it")
+      ->capture_default_str();
+  sim->add_option("--target-pct", options->target_pct,
+                  "Arrival mode: stop once arrived GPU requests reach this % of capacity")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
-  sim->add_option("--samples", options->samples, "Timeline mode: points per time series")->check(CLI::Range(2, 100000))->capture_default_str();
+  sim->add_option("--samples", options->samples, "Timeline mode: points per time series")
+      ->check(CLI::Range(2, 100000))
+      ->capture_default_str();
   sim->add_option("--arrival-speedup", options->arrival_speedup,
                   "Timeline mode: divide arrival times by this (durations kept) to replay a trace at a higher load")
       ->check(CLI::Range(1e-6, 1e9))
@@ -169,11 +181,16 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "Timeline mode: stop this many seconds after the first arrival (0: when the last workload ends)")
       ->check(CLI::Range(0.0, 1e12))
       ->capture_default_str();
-  sim->add_option("--json", options->json_path, "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");
-  sim->add_option("--report", options->report_dir, "Directory for the HTML report (index.html) and results.json")->capture_default_str();
+  sim->add_option("--json", options->json_path,
+                  "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");
+  sim->add_option("--report", options->report_dir, "Directory for the HTML report (index.html) and results.json")
+      ->capture_default_str();
   sim->add_flag("--no-report", options->no_report, "Do not write the HTML report");
-  sim->add_option("--threads", options->threads, "Worker threads (0: one per core)")->check(CLI::Range(0, 256))->capture_default_str();
-  sim->add_flag("--check-invariants", options->check_invariants, "Verify the safety invariants after every placement (slow)");
+  sim->add_option("--threads", options->threads, "Worker threads (0: one per core)")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  sim->add_flag("--check-invariants", options->check_invariants,
+                "Verify the safety invariants after every placement (slow)");
   sim->callback([options, &exit_code] { exit_code = run_sim(*options); });
 }
 

@@ -31,13 +31,15 @@ struct GpuRequest {
   // requests round up so the memory sum on a device can never exceed its capacity.
   int milli_on_device(int64_t device_memory_bytes) const {
     switch (kind) {
-      case Kind::kNone: return 0;
-      case Kind::kWhole: return kMilliPerGpu;
-      case Kind::kPortion: return portion_milli;
+      case Kind::kNone:
+        return 0;
+      case Kind::kWhole:
+        return kMilliPerGpu;
+      case Kind::kPortion:
+        return portion_milli;
       case Kind::kMemory:
         if (device_memory_bytes <= 0) return kMilliPerGpu + 1;  // unknown memory: cannot fit
-        return static_cast<int>((memory_bytes * kMilliPerGpu + device_memory_bytes - 1) /
-                                device_memory_bytes);
+        return static_cast<int>((memory_bytes * kMilliPerGpu + device_memory_bytes - 1) / device_memory_bytes);
     }
     return 0;
   }
@@ -46,10 +48,14 @@ struct GpuRequest {
   // portion of the device they were placed on, so this is only the nominal amount.
   int64_t nominal_milli() const {
     switch (kind) {
-      case Kind::kNone: return 0;
-      case Kind::kWhole: return int64_t{whole_gpus} * kMilliPerGpu;
-      case Kind::kPortion: return portion_milli;
-      case Kind::kMemory: return 0;
+      case Kind::kNone:
+        return 0;
+      case Kind::kWhole:
+        return int64_t{whole_gpus} * kMilliPerGpu;
+      case Kind::kPortion:
+        return portion_milli;
+      case Kind::kMemory:
+        return 0;
     }
     return 0;
   }

@@ -39,7 +39,8 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
       ++counts[static_cast<size_t>(binding->node)][static_cast<size_t>(device)];
     }
     if (pod.gpu.kind == GpuRequest::Kind::kWhole && static_cast<int>(binding->devices.size()) != pod.gpu.whole_gpus) {
-      violations.push_back(fmt::format("pod {} asked for {} GPUs but holds {}", pod.name, pod.gpu.whole_gpus, binding->devices.size()));
+      violations.push_back(
+          fmt::format("pod {} asked for {} GPUs but holds {}", pod.name, pod.gpu.whole_gpus, binding->devices.size()));
     }
     if (check_static(spec, pod) != Predicate::kFits) {
       violations.push_back(fmt::format("pod {} is bound to {} which it does not match", pod.name, spec.name));

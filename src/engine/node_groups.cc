@@ -4,9 +4,7 @@ namespace tessera {
 
 size_t NodeStateKeyHash::operator()(const NodeStateKey& key) const {
   uint64_t hash = 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(key.node_class);
-  auto mix = [&hash](uint64_t value) {
-    hash ^= value + 0x9E3779B97F4A7C15ULL + (hash << 6) + (hash >> 2);
-  };
+  auto mix = [&hash](uint64_t value) { hash ^= value + 0x9E3779B97F4A7C15ULL + (hash << 6) + (hash >> 2); };
   mix(static_cast<uint64_t>(key.free_cpu_milli));
   mix(static_cast<uint64_t>(key.free_memory_bytes));
   for (int32_t device : key.devices) mix(static_cast<uint64_t>(device));

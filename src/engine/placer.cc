@@ -1,8 +1,8 @@
 #include "engine/placer.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "policy/device_choice.h"
 
@@ -15,11 +15,13 @@ std::string FailureSummary::describe() const {
       counts.emplace_back(nodes_by_predicate[static_cast<size_t>(predicate)], predicate);
     }
   }
-  std::sort(counts.begin(), counts.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::sort(counts.begin(), counts.end(),
+            [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   std::string text;
   for (auto [nodes, predicate] : counts) {
     if (!text.empty()) text += "; ";
-    text += fmt::format("{} node{}: {}", nodes, nodes == 1 ? "" : "s", predicate_phrase(static_cast<Predicate>(predicate)));
+    text +=
+        fmt::format("{} node{}: {}", nodes, nodes == 1 ? "" : "s", predicate_phrase(static_cast<Predicate>(predicate)));
   }
   return text.empty() ? "no nodes" : text;
 }
@@ -28,7 +30,8 @@ Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementCh
   Binding binding;
   binding.node = node.index;
   switch (pod.gpu.kind) {
-    case GpuRequest::Kind::kNone: break;
+    case GpuRequest::Kind::kNone:
+      break;
     case GpuRequest::Kind::kWhole:
       binding.devices = pick_whole_devices(node.spec, node.state, pod);
       binding.milli_per_device = kMilliPerGpu;
@@ -36,7 +39,8 @@ Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementCh
     case GpuRequest::Kind::kPortion:
     case GpuRequest::Kind::kMemory:
       binding.devices = {static_cast<int16_t>(choice.device)};
-      binding.milli_per_device = pod.gpu.milli_on_device(node.spec.gpus[static_cast<size_t>(choice.device)].memory_bytes);
+      binding.milli_per_device =
+          pod.gpu.milli_on_device(node.spec.gpus[static_cast<size_t>(choice.device)].memory_bytes);
       break;
   }
   return binding;
@@ -68,7 +72,8 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       }
     }
     if (verdict.predicate != Predicate::kFits) {
-      if (why) why->nodes_by_predicate[static_cast<size_t>(verdict.predicate)] += static_cast<int>(group.members.size());
+      if (why)
+        why->nodes_by_predicate[static_cast<size_t>(verdict.predicate)] += static_cast<int>(group.members.size());
       return;
     }
     if (!best || verdict.score > best->score || (verdict.score == best->score && representative < best_node)) {

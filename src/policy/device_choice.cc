@@ -6,8 +6,7 @@ namespace tessera {
 
 std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
   std::vector<int16_t> devices;
-  for (int device = 0; device < node.gpu_count() && static_cast<int>(devices.size()) < pod.gpu.whole_gpus;
-       ++device) {
+  for (int device = 0; device < node.gpu_count() && static_cast<int>(devices.size()) < pod.gpu.whole_gpus; ++device) {
     if (state.device_is_idle(device) && pod.allowed_models.allows(node.gpus[device].model)) {
       devices.push_back(static_cast<int16_t>(device));
     }

@@ -4,30 +4,48 @@ namespace tessera {
 
 std::string_view predicate_name(Predicate predicate) {
   switch (predicate) {
-    case Predicate::kFits: return "Fits";
-    case Predicate::kUnschedulable: return "Unschedulable";
-    case Predicate::kNodeSelector: return "NodeSelector";
-    case Predicate::kTaint: return "Taint";
-    case Predicate::kGpuModel: return "GpuModel";
-    case Predicate::kCpu: return "InsufficientCpu";
-    case Predicate::kMemory: return "InsufficientMemory";
-    case Predicate::kWholeGpus: return "InsufficientWholeGpus";
-    case Predicate::kGpuFraction: return "InsufficientGpuFraction";
+    case Predicate::kFits:
+      return "Fits";
+    case Predicate::kUnschedulable:
+      return "Unschedulable";
+    case Predicate::kNodeSelector:
+      return "NodeSelector";
+    case Predicate::kTaint:
+      return "Taint";
+    case Predicate::kGpuModel:
+      return "GpuModel";
+    case Predicate::kCpu:
+      return "InsufficientCpu";
+    case Predicate::kMemory:
+      return "InsufficientMemory";
+    case Predicate::kWholeGpus:
+      return "InsufficientWholeGpus";
+    case Predicate::kGpuFraction:
+      return "InsufficientGpuFraction";
   }
   return "Unknown";
 }
 
 std::string_view predicate_phrase(Predicate predicate) {
   switch (predicate) {
-    case Predicate::kFits: return "fits";
-    case Predicate::kUnschedulable: return "node is cordoned";
-    case Predicate::kNodeSelector: return "node selector does not match";
-    case Predicate::kTaint: return "untolerated taint";
-    case Predicate::kGpuModel: return "no GPU of an allowed model";
-    case Predicate::kCpu: return "not enough free CPU";
-    case Predicate::kMemory: return "not enough free memory";
-    case Predicate::kWholeGpus: return "not enough idle GPUs";
-    case Predicate::kGpuFraction: return "no GPU with enough free portion or memory";
+    case Predicate::kFits:
+      return "fits";
+    case Predicate::kUnschedulable:
+      return "node is cordoned";
+    case Predicate::kNodeSelector:
+      return "node selector does not match";
+    case Predicate::kTaint:
+      return "untolerated taint";
+    case Predicate::kGpuModel:
+      return "no GPU of an allowed model";
+    case Predicate::kCpu:
+      return "not enough free CPU";
+    case Predicate::kMemory:
+      return "not enough free memory";
+    case Predicate::kWholeGpus:
+      return "not enough idle GPUs";
+    case Predicate::kGpuFraction:
+      return "no GPU with enough free portion or memory";
   }
   return "unknown";
 }
@@ -85,7 +103,8 @@ Predicate check_capacity(const NodeSpec& node, const NodeState& state, const Pod
   if (pod.request.cpu_milli > state.free.cpu_milli) return Predicate::kCpu;
   if (pod.request.memory_bytes > state.free.memory_bytes) return Predicate::kMemory;
   switch (pod.gpu.kind) {
-    case GpuRequest::Kind::kNone: return Predicate::kFits;
+    case GpuRequest::Kind::kNone:
+      return Predicate::kFits;
     case GpuRequest::Kind::kWhole: {
       int idle = 0;
       for (int device = 0; device < node.gpu_count(); ++device) {

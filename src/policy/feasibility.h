@@ -12,14 +12,14 @@ namespace tessera {
 
 enum class Predicate : uint8_t {
   kFits,
-  kUnschedulable,     // node cordoned
-  kNodeSelector,      // a node-selector label does not match
-  kTaint,             // an untolerated NoSchedule/NoExecute taint
-  kGpuModel,          // no device of an allowed model
-  kCpu,               // not enough free CPU
-  kMemory,            // not enough free memory
-  kWholeGpus,         // fewer idle devices than whole GPUs requested
-  kGpuFraction,       // no single device with enough free portion or memory
+  kUnschedulable,  // node cordoned
+  kNodeSelector,   // a node-selector label does not match
+  kTaint,          // an untolerated NoSchedule/NoExecute taint
+  kGpuModel,       // no device of an allowed model
+  kCpu,            // not enough free CPU
+  kMemory,         // not enough free memory
+  kWholeGpus,      // fewer idle devices than whole GPUs requested
+  kGpuFraction,    // no single device with enough free portion or memory
 };
 inline constexpr int kPredicateCount = 9;
 

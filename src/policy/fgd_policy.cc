@@ -7,14 +7,13 @@
 
 namespace tessera {
 
-double FgdPolicy::score_of_growth(double growth) {
-  return std::floor(100.0 / (1.0 + std::exp(growth / 1000.0)));
-}
+double FgdPolicy::score_of_growth(double growth) { return std::floor(100.0 / (1.0 + std::exp(growth / 1000.0))); }
 
 PlacementChoice FgdPolicy::score(const NodeView& node, const PodSpec& pod) {
   const double before = expected_fragmentation(node.spec, node.state, typical_, kFgdRules);
   auto growth_with = [&](int device) {
-    return expected_fragmentation(node.spec, state_after(node.spec, node.state, pod, device), typical_, kFgdRules) - before;
+    return expected_fragmentation(node.spec, state_after(node.spec, node.state, pod, device), typical_, kFgdRules) -
+           before;
   };
   if (!pod.gpu.is_fractional()) return {score_of_growth(growth_with(-1)), -1};
   PlacementChoice best{0, -1};

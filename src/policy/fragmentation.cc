@@ -18,7 +18,8 @@ bool resources_fit(const NodeState& state, const PodType& type, FragmentationRul
 bool type_fits(const NodeSpec& node, const NodeState& state, const PodType& type, FragmentationRules rules) {
   if (!resources_fit(state, type, rules)) return false;
   switch (type.gpu.kind) {
-    case GpuRequest::Kind::kNone: return true;
+    case GpuRequest::Kind::kNone:
+      return true;
     case GpuRequest::Kind::kWhole: {
       int idle = 0;
       for (int device = 0; device < node.gpu_count(); ++device) {
@@ -42,7 +43,8 @@ bool type_fits(const NodeSpec& node, const NodeState& state, const PodType& type
 }  // namespace
 
 double type_fragmentation(const NodeSpec& node, const NodeState& state, const PodType& type, FragmentationRules rules) {
-  if (!type.gpu.wants_gpu() && rules.cpu_only_types_fragment_everything) return static_cast<double>(state.gpu_free_total());
+  if (!type.gpu.wants_gpu() && rules.cpu_only_types_fragment_everything)
+    return static_cast<double>(state.gpu_free_total());
   if (!type_fits(node, state, type, rules)) return static_cast<double>(state.gpu_free_total());
   if (!type.gpu.wants_gpu()) return 0;
   int64_t fragmented = 0;
@@ -94,7 +96,8 @@ double uniform_type_fragmentation(const UniformDevices& devices, const NodeState
   if (!type.gpu.wants_gpu()) return 0;
   if (!type.allowed_models.allows(devices.device.model)) return free_total;
   const int need = device_need_milli(type.gpu, devices.device);
-  const bool fits = type.gpu.kind == GpuRequest::Kind::kWhole ? devices.idle >= type.gpu.whole_gpus : devices.max_free >= need;
+  const bool fits =
+      type.gpu.kind == GpuRequest::Kind::kWhole ? devices.idle >= type.gpu.whole_gpus : devices.max_free >= need;
   if (!fits) return free_total;
   int64_t fragmented = 0;
   for (int i = 0; i < devices.count && devices.free_ascending[static_cast<size_t>(i)] < need; ++i) {
@@ -111,7 +114,8 @@ double expected_fragmentation(const NodeSpec& node, const NodeState& state, cons
   double expected = 0;
   UniformDevices devices;
   if (summarize_uniform(node, state, devices)) {
-    for (const PodType& type : mix.types()) expected += type.popularity * uniform_type_fragmentation(devices, state, type, rules);
+    for (const PodType& type : mix.types())
+      expected += type.popularity * uniform_type_fragmentation(devices, state, type, rules);
   } else {
     for (const PodType& type : mix.types()) expected += type.popularity * type_fragmentation(node, state, type, rules);
   }

@@ -13,7 +13,8 @@
 namespace tessera {
 
 const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names = {"tessera", "fgd", "best-fit", "dot-product", "gpu-packing", "first-fit", "spread"};
+  static const std::vector<std::string> names = {"tessera",     "fgd",       "best-fit", "dot-product",
+                                                 "gpu-packing", "first-fit", "spread"};
   return names;
 }
 

@@ -13,7 +13,7 @@ WorkloadMix WorkloadMix::from_pods(std::span<const PodSpec> pods) {
   std::vector<double> counts;
   for (const PodSpec& pod : pods) {
     Key key{pod.request.cpu_milli, pod.request.memory_bytes, static_cast<int>(pod.gpu.kind), pod.gpu.whole_gpus,
-            pod.gpu.portion_milli, pod.gpu.memory_bytes, pod.allowed_models.bits()};
+            pod.gpu.portion_milli, pod.gpu.memory_bytes,     pod.allowed_models.bits()};
     auto [it, inserted] = index.try_emplace(key, mix.types_.size());
     if (inserted) {
       mix.types_.push_back(PodType{pod.request, pod.gpu, pod.allowed_models, 0});
@@ -21,7 +21,8 @@ WorkloadMix WorkloadMix::from_pods(std::span<const PodSpec> pods) {
     }
     counts[it->second] += 1;
   }
-  for (size_t i = 0; i < mix.types_.size(); ++i) mix.types_[i].popularity = counts[i] / static_cast<double>(pods.size());
+  for (size_t i = 0; i < mix.types_.size(); ++i)
+    mix.types_[i].popularity = counts[i] / static_cast<double>(pods.size());
   return mix;
 }
 
@@ -31,8 +32,8 @@ WorkloadMix WorkloadMix::typical(double coverage) const {
   std::vector<PodType> merged;
   for (PodType type : types_) {
     type.request.memory_bytes = 0;
-    Key key{type.request.cpu_milli, static_cast<int>(type.gpu.kind), type.gpu.whole_gpus, type.gpu.portion_milli,
-            type.gpu.memory_bytes, type.allowed_models.bits()};
+    Key key{type.request.cpu_milli, static_cast<int>(type.gpu.kind), type.gpu.whole_gpus,
+            type.gpu.portion_milli, type.gpu.memory_bytes,           type.allowed_models.bits()};
     auto [it, inserted] = index.try_emplace(key, merged.size());
     if (inserted) {
       merged.push_back(type);
@@ -40,7 +41,8 @@ WorkloadMix WorkloadMix::typical(double coverage) const {
       merged[it->second].popularity += type.popularity;
     }
   }
-  std::stable_sort(merged.begin(), merged.end(), [](const PodType& a, const PodType& b) { return a.popularity > b.popularity; });
+  std::stable_sort(merged.begin(), merged.end(),
+                   [](const PodType& a, const PodType& b) { return a.popularity > b.popularity; });
   std::vector<PodType> kept;
   double covered = 0;
   for (const PodType& type : merged) {

@@ -1,11 +1,11 @@
 #include "sim/arrival_replay.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
-
-#include <fmt/format.h>
 
 #include "engine/cluster_state.h"
 #include "engine/invariants.h"
@@ -18,14 +18,6 @@
 namespace tessera {
 
 namespace {
-
-std::vector<PodSpec> pod_population(const Scenario& scenario) {
-  std::vector<PodSpec> pods;
-  for (const WorkloadSpec& workload : scenario.workloads) {
-    pods.insert(pods.end(), workload.pods.begin(), workload.pods.end());
-  }
-  return pods;
-}
 
 // The GPU a pod asks for, in milli, for counting arrived workload. A memory request counts as
 // the portion it takes of the cluster's most common device.
@@ -40,7 +32,8 @@ int64_t typical_device_memory(const ClusterSpec& cluster) {
     for (const GpuDevice& device : node.gpus) memories.push_back(device.memory_bytes);
   }
   if (memories.empty()) return 0;
-  std::nth_element(memories.begin(), memories.begin() + static_cast<std::ptrdiff_t>(memories.size() / 2), memories.end());
+  std::nth_element(memories.begin(), memories.begin() + static_cast<std::ptrdiff_t>(memories.size() / 2),
+                   memories.end());
   return memories[memories.size() / 2];
 }
 
@@ -48,7 +41,8 @@ int64_t typical_device_memory(const ClusterSpec& cluster) {
 // typical pod types) up to date one node at a time.
 class FragmentationTracker {
  public:
-  FragmentationTracker(const ClusterState& cluster, const WorkloadMix& mix) : mix_(mix), per_node_(static_cast<size_t>(cluster.node_count())) {
+  FragmentationTracker(const ClusterState& cluster, const WorkloadMix& mix)
+      : mix_(mix), per_node_(static_cast<size_t>(cluster.node_count())) {
     for (NodeIndex node = 0; node < cluster.node_count(); ++node) update(cluster, node);
   }
   void update(const ClusterState& cluster, NodeIndex node) {
@@ -131,7 +125,7 @@ ArrivalPolicyResult summarize(std::string policy, std::vector<ArrivalRun> runs, 
 
 Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view policy_name, uint64_t seed,
                                     const ArrivalOptions& options) {
-  const std::vector<PodSpec> population = pod_population(scenario);
+  const std::vector<PodSpec> population = all_pods(scenario);
   if (population.empty()) return Error{fmt::format("workload {} has no pods to sample from", scenario.workload_source)};
   const WorkloadMix mix = WorkloadMix::from_pods(population);
   auto policy = make_policy(policy_name, mix);
@@ -174,7 +168,8 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
       fragmentation.update(cluster, node);
       if (options.check_invariants) {
         auto violations = check_invariants(cluster);
-        if (!violations.empty()) return Error{fmt::format("invariant violated with {}: {}", policy_name, violations.front())};
+        if (!violations.empty())
+          return Error{fmt::format("invariant violated with {}: {}", policy_name, violations.front())};
       }
     } else {
       ++count.failed;
@@ -225,7 +220,7 @@ Result<ArrivalReport> run_arrival_experiment(const Scenario& scenario, std::span
   report.workload_source = scenario.workload_source;
   report.nodes = static_cast<int>(scenario.cluster->nodes.size());
   report.gpus = scenario.cluster->gpu_capacity_milli() / kMilliPerGpu;
-  for (const WorkloadSpec& workload : scenario.workloads) report.workload_pods += static_cast<int64_t>(workload.pods.size());
+  report.workload_pods = pod_count(scenario);
   report.target_pct = options.target_pct;
   report.seeds = options.seeds;
   for (size_t p = 0; p < policies.size(); ++p) {

@@ -1,7 +1,8 @@
 // The arrival experiment of "Beware of Fragmentation": pods of the workload arrive one at a time
 // and never leave; each is placed by the policy or fails. The order is the reference's: every
-// pod of the workload once in a seeded random order, then pods drawn from it with replacement. Arrivals stop once the arrived GPU requests reach target_pct of the
-// cluster's GPU capacity. Every policy sees the same pod sequence for a given seed.
+// pod of the workload once in a seeded random order, then pods drawn from it with replacement. Arrivals stop once the
+// arrived GPU requests reach target_pct of the cluster's GPU capacity. Every policy sees the same pod sequence for a
+// given seed.
 #pragma once
 
 #include <span>

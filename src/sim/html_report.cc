@@ -1,6 +1,7 @@
 #include "sim/html_report.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +15,6 @@
 #include <system_error>
 #include <tuple>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "sim/json_report.h"
 #include "sim/svg_chart.h"
@@ -220,7 +219,8 @@ bool same_arrivals_everywhere(const std::vector<PolicyFailures>& policies, const
   for (const std::string& type : types) {
     for (const PolicyFailures& policy : policies) {
       const double per_run = static_cast<double>(count_of(policy, type).arrived) / policy.divisor;
-      const double first_per_run = static_cast<double>(count_of(policies.front(), type).arrived) / policies.front().divisor;
+      const double first_per_run =
+          static_cast<double>(count_of(policies.front(), type).arrived) / policies.front().divisor;
       if (per_run != first_per_run) {
         return false;
       }
@@ -252,8 +252,8 @@ std::string failures_table(const std::vector<PolicyFailures>& policies, const st
   std::string out = "<div class=\"scroll\"><table class=\"by-type\">\n<thead><tr><th>pod type</th>";
   if (one_arrived_column) out += fmt::format("<th>{}</th>", arrived_header);
   for (const PolicyFailures& policy : policies) {
-    out += fmt::format("<th><span class=\"swatch\" style=\"background:{}\"></span>{}</th>", policy_colour(policy.colour_index),
-                       escape_xml(policy.policy));
+    out += fmt::format("<th><span class=\"swatch\" style=\"background:{}\"></span>{}</th>",
+                       policy_colour(policy.colour_index), escape_xml(policy.policy));
   }
   out += "</tr></thead>\n<tbody>\n";
   for (const std::string& type : types) {
@@ -286,7 +286,8 @@ std::string failures_chart(const std::vector<PolicyFailures>& policies, const st
     BarSeries series;
     series.name = policy.policy;
     series.colour = policy_colour(policy.colour_index);
-    for (const std::string& type : types) series.values.push_back(static_cast<double>(count_of(policy, type).failed) / policy.divisor);
+    for (const std::string& type : types)
+      series.values.push_back(static_cast<double>(count_of(policy, type).failed) / policy.divisor);
     chart.series.push_back(std::move(series));
   }
   return render_grouped_bar_chart(chart);
@@ -317,7 +318,8 @@ std::string failures_section(const std::vector<PolicyFailures>& policies, const 
   if (types.size() <= kMaxTypesInBarChart) {
     out += figure(failures_chart(policies, types, text.chart_title, text.y_label), text.caption);
   } else {
-    out += fmt::format("<p class=\"note\">{} ({} pod types: a table instead of a chart.)</p>\n", text.caption, types.size());
+    out += fmt::format("<p class=\"note\">{} ({} pod types: a table instead of a chart.)</p>\n", text.caption,
+                       types.size());
   }
   out += failures_table(policies, types, text.arrived_header);
   return out;
@@ -368,7 +370,8 @@ std::string arrival_header(const ArrivalReport& report) {
   for (size_t i = 0; i < report.seeds.size(); ++i) seeds += (i ? ", " : "") + fmt::format("{}", report.seeds[i]);
   std::string out = fmt::format("<h1>GPU allocation as workload arrives: {}</h1>\n", escape_xml(report.scenario));
   out += fmt::format(
-      "<p class=\"meta\"><b>{}</b> nodes, <b>{}</b> GPUs. Pods drawn at random from a population of <b>{}</b> until the "
+      "<p class=\"meta\"><b>{}</b> nodes, <b>{}</b> GPUs. Pods drawn at random from a population of <b>{}</b> until "
+      "the "
       "arrived GPU requests reach <b>{}</b> of the GPU capacity; {} {} ({}); {} {}.</p>\n",
       format_count(report.nodes), format_count(report.gpus), format_count(report.workload_pods),
       format_percent(report.target_pct, 0), report.seeds.size(), report.seeds.size() == 1 ? "seed" : "seeds", seeds,
@@ -384,7 +387,8 @@ std::string arrival_headline_table(const ArrivalReport& report) {
     alloc.push_back(policy.alloc_at_100_pct);
     frag.push_back(policy.frag_at_100_pct);
     final_alloc.push_back(mean_over_runs(policy, [](const ArrivalRun& run) { return run.final_allocated_pct; }));
-    failed.push_back(mean_over_runs(policy, [](const ArrivalRun& run) { return static_cast<double>(run.pods_failed); }));
+    failed.push_back(
+        mean_over_runs(policy, [](const ArrivalRun& run) { return static_cast<double>(run.pods_failed); }));
     wall.push_back(policy.wall_seconds_median);
   }
   const std::vector<bool> best_alloc = best_of(alloc, Better::kHigher, shown_percent);
@@ -403,13 +407,17 @@ std::string arrival_headline_table(const ArrivalReport& report) {
       format_percent(report.target_pct, 0));
   for (size_t i = 0; i < report.policies.size(); ++i) {
     const ArrivalPolicyResult& policy = report.policies[i];
-    const double arrived = mean_over_runs(policy, [](const ArrivalRun& run) { return static_cast<double>(run.pods_arrived); });
+    const double arrived =
+        mean_over_runs(policy, [](const ArrivalRun& run) { return static_cast<double>(run.pods_arrived); });
     std::string failed_text = format_mean_count(failed[i]);
-    if (arrived > 0) failed_text += fmt::format(" <span class=\"note\">({})</span>", format_percent(100 * failed[i] / arrived));
+    if (arrived > 0)
+      failed_text += fmt::format(" <span class=\"note\">({})</span>", format_percent(100 * failed[i] / arrived));
     out += "<tr>" + policy_cell(policy.policy, i);
-    out += cell(fmt::format("{} ± {}", format_percent(policy.alloc_at_100_pct, 2), format_number(policy.alloc_at_100_pct_stddev, 2)),
+    out += cell(fmt::format("{} ± {}", format_percent(policy.alloc_at_100_pct, 2),
+                            format_number(policy.alloc_at_100_pct_stddev, 2)),
                 best_alloc[i]);
-    out += cell(fmt::format("{} – {}", format_percent(policy.alloc_at_100_pct_min, 2), format_percent(policy.alloc_at_100_pct_max, 2)));
+    out += cell(fmt::format("{} – {}", format_percent(policy.alloc_at_100_pct_min, 2),
+                            format_percent(policy.alloc_at_100_pct_max, 2)));
     out += cell(format_percent(policy.frag_at_100_pct, 2), best_frag[i]);
     out += cell(format_percent(final_alloc[i], 2), best_final[i]);
     out += cell(failed_text, best_failed[i]);
@@ -443,12 +451,15 @@ Lower is better: fragmented capacity is free but wasted.</dd>
 )html";
 }
 
-std::string arrival_allocation_chart(const ArrivalReport& report, double x_max) {
-  LineChart chart = report_chart("GPU allocation ratio vs arrived workload", "arrived workload (% of GPU capacity)",
-                                 "GPU allocation ratio (% of capacity)");
+// Allocation against arrived workload, one line per policy, with the ideal y = x and a marker at
+// 100% arrived; the full and the zoomed chart differ only in title and ranges.
+LineChart arrival_allocation_curves(const ArrivalReport& report, std::string title) {
+  LineChart chart =
+      report_chart(std::move(title), "arrived workload (% of GPU capacity)", "GPU allocation ratio (% of capacity)");
   for (size_t i = 0; i < report.policies.size(); ++i) {
     LineSeries series = policy_series(report.policies[i].policy, i);
-    for (const ArrivalPoint& point : report.policies[i].mean_curve) series.points.push_back({point.arrived_pct, point.allocated_pct});
+    for (const ArrivalPoint& point : report.policies[i].mean_curve)
+      series.points.push_back({point.arrived_pct, point.allocated_pct});
     chart.series.push_back(std::move(series));
   }
   ReferenceLine ideal;
@@ -457,6 +468,11 @@ std::string arrival_allocation_chart(const ArrivalReport& report, double x_max) 
   ideal.to = {1e6, 1e6};  // clipped to the plot
   chart.reference_lines.push_back(std::move(ideal));
   chart.reference_lines.push_back(full_capacity_marker());
+  return chart;
+}
+
+std::string arrival_allocation_chart(const ArrivalReport& report, double x_max) {
+  LineChart chart = arrival_allocation_curves(report, "GPU allocation ratio vs arrived workload");
   chart.x_min = 0;
   chart.x_max = x_max;
   chart.y_min = 0;
@@ -471,19 +487,7 @@ std::optional<std::string> arrival_allocation_zoom_chart(const ArrivalReport& re
   if (report.policies.size() < 2) return std::nullopt;
   const double x_min = std::floor(std::min(80.0, x_max - 30) / 10) * 10;
   if (x_min <= 0) return std::nullopt;  // the full chart already is the zoom
-  LineChart chart = report_chart(fmt::format("Zoom: arrived workload from {:.0f}%", x_min),
-                                 "arrived workload (% of GPU capacity)", "GPU allocation ratio (% of capacity)");
-  for (size_t i = 0; i < report.policies.size(); ++i) {
-    LineSeries series = policy_series(report.policies[i].policy, i);
-    for (const ArrivalPoint& point : report.policies[i].mean_curve) series.points.push_back({point.arrived_pct, point.allocated_pct});
-    chart.series.push_back(std::move(series));
-  }
-  ReferenceLine ideal;
-  ideal.label = "ideal (y = x)";
-  ideal.from = {0, 0};
-  ideal.to = {1e6, 1e6};
-  chart.reference_lines.push_back(std::move(ideal));
-  chart.reference_lines.push_back(full_capacity_marker());
+  LineChart chart = arrival_allocation_curves(report, fmt::format("Zoom: arrived workload from {:.0f}%", x_min));
   chart.x_min = x_min;
   chart.x_max = x_max;
   return render_line_chart(chart);
@@ -521,7 +525,8 @@ std::vector<PolicyFailures> arrival_failures(const ArrivalReport& report) {
   std::vector<PolicyFailures> failures;
   for (size_t i = 0; i < report.policies.size(); ++i) {
     const ArrivalPolicyResult& policy = report.policies[i];
-    failures.push_back({policy.policy, i, &policy.by_type, static_cast<double>(std::max<size_t>(policy.runs.size(), 1))});
+    failures.push_back(
+        {policy.policy, i, &policy.by_type, static_cast<double>(std::max<size_t>(policy.runs.size(), 1))});
   }
   return failures;
 }
@@ -582,21 +587,24 @@ std::string timeline_headline_table(const TimelineReport& report) {
   std::string out =
       "<div class=\"scroll\"><table>\n<thead><tr><th>policy</th><th>mean GPU<br>allocation</th>"
       "<th>scheduled</th><th>never<br>scheduled</th><th>pending<br>p50</th><th>pending<br>p90</th>"
-      "<th>pending<br>p99</th><th>pending<br>max</th><th>pending<br>mean</th><th>wall time</th></tr></thead>\n<tbody>\n";
+      "<th>pending<br>p99</th><th>pending<br>max</th><th>pending<br>mean</th><th>wall "
+      "time</th></tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < report.policies.size(); ++i) {
     const TimelinePolicyResult& policy = report.policies[i];
     out += "<tr>" + policy_cell(policy.policy, i);
     out += cell(format_percent(policy.mean_gpu_allocated_pct, 2), best_alloc[i]);
-    out += cell(fmt::format("{} <span class=\"note\">of {}</span>", format_count(policy.scheduled), format_count(policy.workloads)));
+    out += cell(fmt::format("{} <span class=\"note\">of {}</span>", format_count(policy.scheduled),
+                            format_count(policy.workloads)));
     out += cell(format_count(policy.never_scheduled), best_never[i]);
     for (const auto& [values, best] : pending) out += cell(format_duration((*values)[i]), best[i]);
     out += cell(format_wall_time(policy.wall_seconds), best_wall[i]);
     out += "</tr>\n";
   }
-  out += "</tbody></table></div>\n<p class=\"note\">Best value of each column highlighted. Mean GPU allocation is "
-         "time-weighted, as % of GPU capacity. Pending time runs from a workload's arrival to its start, over the "
-         "workloads that started: a policy that never starts the hard ones can look fast here, so read it with "
-         "the <i>never scheduled</i> column.</p>\n";
+  out +=
+      "</tbody></table></div>\n<p class=\"note\">Best value of each column highlighted. Mean GPU allocation is "
+      "time-weighted, as % of GPU capacity. Pending time runs from a workload's arrival to its start, over the "
+      "workloads that started: a policy that never starts the hard ones can look fast here, so read it with "
+      "the <i>never scheduled</i> column.</p>\n";
   return out;
 }
 
@@ -616,8 +624,8 @@ template <typename Value>
 std::string timeline_chart(const TimelineReport& report, std::string title, std::string y_label,
                            std::optional<double> y_max, Value value_of) {
   const TimeUnit unit = time_unit_for_span(report.end_seconds - report.start_seconds);
-  LineChart chart = report_chart(std::move(title), fmt::format("time since the first arrival ({})", unit.name),
-                                 std::move(y_label));
+  LineChart chart =
+      report_chart(std::move(title), fmt::format("time since the first arrival ({})", unit.name), std::move(y_label));
   for (size_t i = 0; i < report.policies.size(); ++i) {
     LineSeries series = policy_series(report.policies[i].policy, i);
     for (const TimelinePoint& point : report.policies[i].series) {
@@ -697,13 +705,14 @@ std::string arrival_report_html(const ArrivalReport& report) {
                 "Free GPU capacity that the workload's pod types cannot use (FGD's measure), as % of capacity, against "
                 "the arrived workload. Lower is better.");
   out += "<h2>Failed pods by type</h2>\n";
-  out += failures_section(arrival_failures(report),
-                          {.none_failed = "No pod failed: every policy placed every pod that arrived.",
-                           .chart_title = "Failed pods by pod type",
-                           .y_label = "failed pods per run (mean)",
-                           .arrived_header = "arrived per run",
-                           .caption = "Pods that no node could take, per run (mean over the seeds), by pod type; in the "
-                                      "table, under each count, the share of that type's arrivals that failed."});
+  out +=
+      failures_section(arrival_failures(report),
+                       {.none_failed = "No pod failed: every policy placed every pod that arrived.",
+                        .chart_title = "Failed pods by pod type",
+                        .y_label = "failed pods per run (mean)",
+                        .arrived_header = "arrived per run",
+                        .caption = "Pods that no node could take, per run (mean over the seeds), by pod type; in the "
+                                   "table, under each count, the share of that type's arrivals that failed."});
   out += page_close();
   return out;
 }
@@ -714,25 +723,26 @@ std::string timeline_report_html(const TimelineReport& report) {
   out += "<h2>Summary</h2>\n" + timeline_headline_table(report);
   out += "<h2>GPU allocation over time</h2>\n";
   out += figure(timeline_chart(report, "GPU allocation over time", "allocated GPUs (% of capacity)",
-                               gpu_axis_end(report),
-                               [](const TimelinePoint& p) { return p.gpu_allocated_pct; }),
+                               gpu_axis_end(report), [](const TimelinePoint& p) { return p.gpu_allocated_pct; }),
                 "Allocated GPUs as % of the cluster's GPU capacity, sampled on a regular grid of simulated time.");
   out += "<h2>Running and pending pods</h2>\n";
   out += figure(timeline_chart(report, "Running pods", "running pods", std::nullopt,
                                [](const TimelinePoint& p) { return static_cast<double>(p.running_pods); }),
                 "Pods placed and not yet finished.");
-  out += figure(timeline_chart(report, "Pending pods", "pending pods", std::nullopt,
-                               [](const TimelinePoint& p) { return static_cast<double>(p.pending_pods); }),
-                "Pods that have arrived and wait for room; a line that keeps climbing is a queue the policy cannot drain.");
+  out += figure(
+      timeline_chart(report, "Pending pods", "pending pods", std::nullopt,
+                     [](const TimelinePoint& p) { return static_cast<double>(p.pending_pods); }),
+      "Pods that have arrived and wait for room; a line that keeps climbing is a queue the policy cannot drain.");
   out += "<h2>Never scheduled, by pod type</h2>\n";
-  out += failures_section(timeline_failures(report),
-                          {.none_failed = "None: under every policy, every workload started.",
-                           .chart_title = "Workloads never scheduled, by pod type",
-                           .y_label = "workloads never scheduled",
-                           .arrived_header = "workloads",
-                           .caption = "Workloads still pending at the end of the replay, or unplaceable even on an empty "
-                                      "cluster, by the type of their pods; in the table, under each count, the share of "
-                                      "that type's workloads."});
+  out +=
+      failures_section(timeline_failures(report),
+                       {.none_failed = "None: under every policy, every workload started.",
+                        .chart_title = "Workloads never scheduled, by pod type",
+                        .y_label = "workloads never scheduled",
+                        .arrived_header = "workloads",
+                        .caption = "Workloads still pending at the end of the replay, or unplaceable even on an empty "
+                                   "cluster, by the type of their pods; in the table, under each count, the share of "
+                                   "that type's workloads."});
   out += page_close();
   return out;
 }

@@ -18,4 +18,18 @@ struct Scenario {
   std::vector<WorkloadSpec> workloads;         // sorted by arrival
 };
 
+inline int64_t pod_count(const Scenario& scenario) {
+  int64_t count = 0;
+  for (const WorkloadSpec& workload : scenario.workloads) count += static_cast<int64_t>(workload.pods.size());
+  return count;
+}
+
+// Every pod of every workload, in workload order.
+inline std::vector<PodSpec> all_pods(const Scenario& scenario) {
+  std::vector<PodSpec> pods;
+  for (const WorkloadSpec& workload : scenario.workloads)
+    pods.insert(pods.end(), workload.pods.begin(), workload.pods.end());
+  return pods;
+}
+
 }  // namespace tessera

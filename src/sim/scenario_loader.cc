@@ -1,11 +1,11 @@
 #include "sim/scenario_loader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "sim/alibaba_trace.h"
 #include "sim/embedded_traces.h"
@@ -65,7 +65,8 @@ Result<std::string> read_reference(std::string_view reference) {
                              builtin_names(EmbeddedTrace::Kind::kNodes), builtin_names(EmbeddedTrace::Kind::kPods))};
   }
   std::error_code error;
-  if (std::filesystem::is_directory(reference, error)) return Error{fmt::format("{}: is a directory (expected a file)", reference)};
+  if (std::filesystem::is_directory(reference, error))
+    return Error{fmt::format("{}: is a directory (expected a file)", reference)};
   std::ifstream file{std::string(reference), std::ios::binary};
   if (!file) return Error{fmt::format("{}: cannot open file", reference)};
   std::ostringstream content;
@@ -80,7 +81,9 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
   if (is_yaml(request.cluster)) {
     auto parts = load_yaml(request.cluster, nullptr);
     if (!parts) return parts.error();
-    if (!parts->cluster) return Error{fmt::format("{}: has no 'cluster' section (expected one, since it is given as --cluster)", request.cluster)};
+    if (!parts->cluster)
+      return Error{
+          fmt::format("{}: has no 'cluster' section (expected one, since it is given as --cluster)", request.cluster)};
     scenario.cluster = parts->cluster;
     scenario.cluster_source = parts->cluster_source.empty() ? request.cluster : parts->cluster_source;
     scenario.name = parts->name;
@@ -102,7 +105,9 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
   } else if (is_yaml(request.workload)) {
     auto parts = load_yaml(request.workload, scenario.cluster.get());
     if (!parts) return parts.error();
-    if (!parts->workloads) return Error{fmt::format("{}: has no 'workloads' section (expected one, since it is given as --workload)", request.workload)};
+    if (!parts->workloads)
+      return Error{fmt::format("{}: has no 'workloads' section (expected one, since it is given as --workload)",
+                               request.workload)};
     scenario.workloads = std::move(*parts->workloads);
     scenario.workload_source = parts->workload_source.empty() ? request.workload : parts->workload_source;
     if (scenario.name.empty()) scenario.name = parts->name;
@@ -115,8 +120,9 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
     scenario.workload_source = display_name(request.workload);
   }
   if (scenario.name.empty()) {
-    scenario.name = is_builtin(request.workload) ? fmt::format("Alibaba GPU trace 2023: {}", request.workload.substr(kBuiltinPrefix.size()))
-                                                 : std::filesystem::path(request.workload).stem().string();
+    scenario.name = is_builtin(request.workload)
+                        ? fmt::format("Alibaba GPU trace 2023: {}", request.workload.substr(kBuiltinPrefix.size()))
+                        : std::filesystem::path(request.workload).stem().string();
   }
   std::stable_sort(scenario.workloads.begin(), scenario.workloads.end(),
                    [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.arrival_seconds < b.arrival_seconds; });

@@ -43,8 +43,8 @@ struct ArrivalPolicyResult {
   double alloc_at_100_pct_stddev = 0;
   double alloc_at_100_pct_min = 0;
   double alloc_at_100_pct_max = 0;
-  double frag_at_100_pct = 0;  // mean
-  std::vector<ArrivalPoint> mean_curve;  // on a grid of arrived_pct (every 1%), mean over seeds
+  double frag_at_100_pct = 0;                // mean
+  std::vector<ArrivalPoint> mean_curve;      // on a grid of arrived_pct (every 1%), mean over seeds
   std::map<std::string, TypeCount> by_type;  // summed over seeds
   double wall_seconds_median = 0;
 };
@@ -55,8 +55,8 @@ struct ArrivalReport {
   std::string workload_source;
   int nodes = 0;
   int64_t gpus = 0;
-  int64_t workload_pods = 0;     // pods in the population sampled from
-  double target_pct = 0;         // arrivals stop once arrived GPU requests reach this
+  int64_t workload_pods = 0;  // pods in the population sampled from
+  double target_pct = 0;      // arrivals stop once arrived GPU requests reach this
   std::vector<uint64_t> seeds;
   std::vector<ArrivalPolicyResult> policies;
 };
@@ -79,9 +79,9 @@ struct TimelinePolicyResult {
   std::vector<TimelinePoint> series;  // sampled on a regular grid of simulated time
   double mean_gpu_allocated_pct = 0;  // time-weighted
   int64_t workloads = 0;
-  int64_t scheduled = 0;              // started at some point
-  int64_t never_scheduled = 0;        // still pending at the end, or unplaceable on an empty cluster
-  Quantiles pending_seconds;          // arrival -> start, over scheduled workloads
+  int64_t scheduled = 0;                     // started at some point
+  int64_t never_scheduled = 0;               // still pending at the end, or unplaceable on an empty cluster
+  Quantiles pending_seconds;                 // arrival -> start, over scheduled workloads
   std::map<std::string, TypeCount> by_type;  // failed = never scheduled
   double wall_seconds = 0;
 };
@@ -94,9 +94,9 @@ struct TimelineReport {
   int64_t gpus = 0;
   double start_seconds = 0;
   double end_seconds = 0;
-  double arrival_speedup = 1;      // arrival times were divided by this
-  double horizon_seconds = 0;      // the replay stopped this long after the first arrival; 0: it ran to the end
-  int64_t workload_pods = 0;       // pods in all workloads of the scenario
+  double arrival_speedup = 1;  // arrival times were divided by this
+  double horizon_seconds = 0;  // the replay stopped this long after the first arrival; 0: it ran to the end
+  int64_t workload_pods = 0;   // pods in all workloads of the scenario
   std::vector<TimelinePolicyResult> policies;
 };
 

@@ -1,12 +1,12 @@
 #include "sim/svg_chart.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace tessera {
 
@@ -90,8 +90,8 @@ struct Box {
 std::optional<std::pair<ChartPoint, ChartPoint>> clip_segment(ChartPoint a, ChartPoint b, Range x, Range y) {
   const double dx = b.x - a.x, dy = b.y - a.y;
   double t0 = 0, t1 = 1;
-  const std::array<std::pair<double, double>, 4> edges = {{
-      {-dx, a.x - x.low}, {dx, x.high - a.x}, {-dy, a.y - y.low}, {dy, y.high - a.y}}};
+  const std::array<std::pair<double, double>, 4> edges = {
+      {{-dx, a.x - x.low}, {dx, x.high - a.x}, {-dy, a.y - y.low}, {dy, y.high - a.y}}};
   for (const auto& [p, q] : edges) {
     if (p == 0) {
       if (q < 0) return std::nullopt;
@@ -151,8 +151,8 @@ void append_legend(std::string& out, const std::vector<LegendEntry>& entries, do
     const LegendEntry& entry = entries[i];
     const double middle = top + kLegendRowHeight * (static_cast<double>(i) + 0.5);
     if (entry.kind == SwatchKind::kBox) {
-      out += fmt::format(R"(<rect x="{}" y="{}" width="14" height="10" fill="{}"/>)", coord(left + 5), coord(middle - 5),
-                         escape_xml(entry.colour));
+      out += fmt::format(R"(<rect x="{}" y="{}" width="14" height="10" fill="{}"/>)", coord(left + 5),
+                         coord(middle - 5), escape_xml(entry.colour));
     } else {
       out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2.5")", coord(left),
                          coord(middle), coord(left + kLegendSwatchWidth), coord(middle), escape_xml(entry.colour));
@@ -189,8 +189,8 @@ double widest_tick_label(const std::vector<double>& ticks, double step) {
 }
 
 // Horizontal gridlines, y tick labels and the rotated y axis title.
-void append_y_axis(std::string& out, const Box& plot, const LinearScale& y, const std::vector<double>& ticks, double step,
-                   std::string_view label, double label_x) {
+void append_y_axis(std::string& out, const Box& plot, const LinearScale& y, const std::vector<double>& ticks,
+                   double step, std::string_view label, double label_x) {
   for (double tick : ticks) {
     const double py = y(tick);
     out += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#e3e3e3"/>)", coord(plot.left), coord(py),
@@ -202,8 +202,9 @@ void append_y_axis(std::string& out, const Box& plot, const LinearScale& y, cons
   }
   if (!label.empty()) {
     const double middle = (plot.top + plot.bottom) / 2;
-    out += fmt::format(R"svg(<text transform="translate({},{}) rotate(-90)" text-anchor="middle" font-size="{}">{}</text>)svg",
-                       coord(label_x), coord(middle), kLabelFontSize, escape_xml(label));
+    out += fmt::format(
+        R"svg(<text transform="translate({},{}) rotate(-90)" text-anchor="middle" font-size="{}">{}</text>)svg",
+        coord(label_x), coord(middle), kLabelFontSize, escape_xml(label));
   }
 }
 
@@ -333,7 +334,8 @@ CategoryLabels lay_out_category_labels(const std::vector<std::string>& categorie
     labels.layout = CategoryLabels::Layout::kTwoLines;
     labels.space_below = 30 + kTickFontSize + 3;
     for (const std::string& label : shortened) {
-      labels.lines.push_back(text_width(label, kTickFontSize) <= room ? std::vector<std::string>{label} : split_in_two(label));
+      labels.lines.push_back(text_width(label, kTickFontSize) <= room ? std::vector<std::string>{label}
+                                                                      : split_in_two(label));
     }
   } else {
     labels.layout = CategoryLabels::Layout::kRotated;
@@ -352,8 +354,8 @@ void append_category_label(std::string& out, const CategoryLabels& labels, size_
   }
   out += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">)", coord(centre), coord(axis_y + 18));
   for (size_t i = 0; i < lines.size(); ++i) {
-    out += fmt::format(R"(<tspan x="{}" dy="{}">{}</tspan>)", coord(centre), i == 0 ? "0" : "1.2em",
-                       escape_xml(lines[i]));
+    out +=
+        fmt::format(R"(<tspan x="{}" dy="{}">{}</tspan>)", coord(centre), i == 0 ? "0" : "1.2em", escape_xml(lines[i]));
   }
   out += "</text>";
 }
@@ -453,12 +455,23 @@ std::string escape_xml(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -589,7 +602,8 @@ std::string render_grouped_bar_chart(const GroupedBarChart& chart) {
       const double value_y = py(value);
       out += fmt::format(R"(<rect class="bar" x="{}" y="{}" width="{}" height="{}" fill="{}">)",
                          coord(group_left + bar_width * static_cast<double>(s)), coord(std::min(zero_y, value_y)),
-                         coord(std::max(bar_width - 1, 1.0)), coord(std::fabs(zero_y - value_y)), escape_xml(series.colour));
+                         coord(std::max(bar_width - 1, 1.0)), coord(std::fabs(zero_y - value_y)),
+                         escape_xml(series.colour));
       out += fmt::format("<title>{} — {}: {}</title></rect>", escape_xml(series.name), escape_xml(chart.categories[c]),
                          format_tick(value, value == std::round(value) ? 1 : 0.1));
     }

@@ -1,12 +1,12 @@
 #include "sim/timeline_replay.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <list>
 #include <queue>
-
-#include <fmt/format.h>
 
 #include "engine/cluster_state.h"
 #include "engine/invariants.h"
@@ -22,7 +22,9 @@ namespace {
 struct Departure {
   double time;
   size_t workload;
-  bool operator>(const Departure& other) const { return time != other.time ? time > other.time : workload > other.workload; }
+  bool operator>(const Departure& other) const {
+    return time != other.time ? time > other.time : workload > other.workload;
+  }
 };
 
 Quantiles quantiles(std::vector<double> values) {
@@ -73,7 +75,8 @@ class TimelineRun {
     std::vector<bool> started_workload(scenario_.workloads.size(), false);
 
     while (next_arrival < scenario_.workloads.size() || !departures_.empty()) {
-      const double arrival_time = next_arrival < scenario_.workloads.size() ? scenario_.workloads[next_arrival].arrival_seconds : INFINITY;
+      const double arrival_time =
+          next_arrival < scenario_.workloads.size() ? scenario_.workloads[next_arrival].arrival_seconds : INFINITY;
       const double departure_time = departures_.empty() ? INFINITY : departures_.top().time;
       const double now = std::min(arrival_time, departure_time);
       if (now > end_) break;
@@ -105,7 +108,8 @@ class TimelineRun {
       }
       if (options_.check_invariants) {
         auto violations = check_invariants(cluster_);
-        if (!violations.empty()) return Error{fmt::format("invariant violated with {}: {}", policy_name, violations.front())};
+        if (!violations.empty())
+          return Error{fmt::format("invariant violated with {}: {}", policy_name, violations.front())};
       }
     }
     while (next_sample <= end_ + 1e-9) {
@@ -140,7 +144,8 @@ class TimelineRun {
     Statement statement(cluster_);
     if (!placer_.place_gang(statement, std::span<const PodId>(ids.data(), gang))) return false;
     // Elastic extras above min_member are added when they fit, each on its own.
-    for (size_t extra = gang; extra < ids.size(); ++extra) placer_.place_gang(statement, std::span<const PodId>(&ids[extra], 1));
+    for (size_t extra = gang; extra < ids.size(); ++extra)
+      placer_.place_gang(statement, std::span<const PodId>(&ids[extra], 1));
     statement.commit();
     if (spec.duration_seconds >= 0) departures_.push({now + spec.duration_seconds, workload});
     return true;
@@ -157,7 +162,8 @@ class TimelineRun {
   bool may_fit_freed_nodes(size_t workload) const {
     for (NodeIndex node : freed_nodes_) {
       for (PodId pod : pod_ids_[workload]) {
-        if (check_node(cluster_.node_spec(node), cluster_.node_state(node), cluster_.pod(pod)) == Predicate::kFits) return true;
+        if (check_node(cluster_.node_spec(node), cluster_.node_state(node), cluster_.pod(pod)) == Predicate::kFits)
+          return true;
       }
     }
     return false;
@@ -184,11 +190,11 @@ class TimelineRun {
     const int64_t running_pods = bound_pods();
     int64_t pending_pods = 0;
     for (size_t workload : pending_) pending_pods += static_cast<int64_t>(pod_ids_[workload].size());
-    result.series.push_back(TimelinePoint{time,
-                                          pct(static_cast<double>(totals.gpu_allocated_milli), static_cast<double>(totals.gpu_capacity_milli)),
-                                          pct(static_cast<double>(totals.allocated.cpu_milli), static_cast<double>(totals.capacity.cpu_milli)),
-                                          pct(static_cast<double>(totals.allocated.memory_bytes), static_cast<double>(totals.capacity.memory_bytes)),
-                                          running_pods, pending_pods});
+    result.series.push_back(TimelinePoint{
+        time, pct(static_cast<double>(totals.gpu_allocated_milli), static_cast<double>(totals.gpu_capacity_milli)),
+        pct(static_cast<double>(totals.allocated.cpu_milli), static_cast<double>(totals.capacity.cpu_milli)),
+        pct(static_cast<double>(totals.allocated.memory_bytes), static_cast<double>(totals.capacity.memory_bytes)),
+        running_pods, pending_pods});
   }
 
   int64_t bound_pods() const {
@@ -209,18 +215,11 @@ class TimelineRun {
   double end_ = 0;
 };
 
-std::vector<PodSpec> all_pods(const Scenario& scenario) {
-  std::vector<PodSpec> pods;
-  for (const WorkloadSpec& workload : scenario.workloads) pods.insert(pods.end(), workload.pods.begin(), workload.pods.end());
-  return pods;
-}
-
 }  // namespace
 
 Result<TimelinePolicyResult> run_timeline_policy(const Scenario& scenario, std::string_view policy_name,
                                                  const TimelineOptions& options) {
-  const std::vector<PodSpec> pods = all_pods(scenario);
-  auto policy = make_policy(policy_name, WorkloadMix::from_pods(pods));
+  auto policy = make_policy(policy_name, WorkloadMix::from_pods(all_pods(scenario)));
   if (!policy) return policy.error();
   TimelineRun run(scenario, **policy, options);
   return run.run(policy_name);
@@ -229,7 +228,8 @@ Result<TimelinePolicyResult> run_timeline_policy(const Scenario& scenario, std::
 Result<TimelineReport> run_timeline_experiment(const Scenario& original, std::span<const std::string> policies,
                                                const TimelineOptions& options) {
   if (policies.empty()) return Error{"no policy to run (expected at least one name in --policy)"};
-  if (!(options.arrival_speedup > 0)) return Error{fmt::format("arrival speedup {} is not positive (expected > 0)", options.arrival_speedup)};
+  if (!(options.arrival_speedup > 0))
+    return Error{fmt::format("arrival speedup {} is not positive (expected > 0)", options.arrival_speedup)};
   Scenario scenario = original;
   if (options.arrival_speedup != 1) {
     for (WorkloadSpec& workload : scenario.workloads) workload.arrival_seconds /= options.arrival_speedup;
@@ -248,14 +248,16 @@ Result<TimelineReport> run_timeline_experiment(const Scenario& original, std::sp
   report.gpus = scenario.cluster->gpu_capacity_milli() / kMilliPerGpu;
   report.arrival_speedup = options.arrival_speedup;
   report.horizon_seconds = options.horizon_seconds;
-  for (const WorkloadSpec& workload : scenario.workloads) report.workload_pods += static_cast<int64_t>(workload.pods.size());
+  report.workload_pods = pod_count(scenario);
   if (!scenario.workloads.empty()) {
     report.start_seconds = scenario.workloads.front().arrival_seconds;
     report.end_seconds = report.start_seconds;
     for (const WorkloadSpec& workload : scenario.workloads) {
-      report.end_seconds = std::max(report.end_seconds, workload.arrival_seconds + std::max(0.0, workload.duration_seconds));
+      report.end_seconds =
+          std::max(report.end_seconds, workload.arrival_seconds + std::max(0.0, workload.duration_seconds));
     }
-    if (options.horizon_seconds > 0) report.end_seconds = std::min(report.end_seconds, report.start_seconds + options.horizon_seconds);
+    if (options.horizon_seconds > 0)
+      report.end_seconds = std::min(report.end_seconds, report.start_seconds + options.horizon_seconds);
   }
   for (auto& result : results) {
     if (!result) return result.error();

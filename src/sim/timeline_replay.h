@@ -14,7 +14,7 @@
 namespace tessera {
 
 struct TimelineOptions {
-  int samples = 600;              // points in each series
+  int samples = 600;  // points in each series
   // Arrival times are divided by this (durations kept), to replay a sparse trace at a higher
   // load: the Alibaba pod lists average about 40 pods running at once at their own pace.
   double arrival_speedup = 1;
