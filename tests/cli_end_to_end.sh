@@ -34,10 +34,15 @@ for p in d["policies"]:
 PY
 grep -q "<svg" tessera-report/index.html || fail "report has no chart"
 
+# 1b. The safety invariants hold after every placement on the real trace, for every policy.
+"$TESSERA" sim --seeds 1 --target-pct 60 --check-invariants --no-report > inv.txt 2>&1 || fail "invariants: $(tail -3 inv.txt)"
+
 # 2. Timeline mode on a shipped example scenario.
 "$TESSERA" sim --mode timeline --scenario "$root/examples/inference-and-training.yaml" --policy tessera,best-fit \
   --report tl > tl.txt || fail "timeline sim failed"
 grep -q "wait p50" tl.txt || fail "timeline table missing: $(cat tl.txt)"
+"$TESSERA" sim --mode timeline --scenario "$root/examples/inference-and-training.yaml" --check-invariants --no-report \
+  > tl-inv.txt 2>&1 || fail "timeline invariants: $(tail -3 tl-inv.txt)"
 
 # 3. Bad input: clear errors naming file, line and field; non-zero exit; nothing written.
 printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,abc,262144,2,P100\n' > nodes.csv

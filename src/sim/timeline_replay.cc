@@ -108,6 +108,9 @@ class TimelineRun {
       }
       if (options_.check_invariants) {
         auto violations = check_invariants(cluster_);
+        for (size_t w = 0; w < pod_ids_.size() && violations.empty(); ++w) {
+          violations = check_gang(cluster_, pod_ids_[w], scenario_.workloads[w].min_member);
+        }
         if (!violations.empty())
           return Error{fmt::format("invariant violated with {}: {}", policy_name, violations.front())};
       }
