@@ -81,7 +81,7 @@ std::optional<NodeIndex> brute_force_choice(const ClusterState& cluster, Placeme
 TEST(EngineProperties, RandomGangsKeepInvariantsAndMatchBruteForce) {
   std::mt19937_64 random(20231121);
   int placements = 0;
-  for (int world_index = 0; world_index < 1500; ++world_index) {
+  for (int world_index = 0; world_index < 3000; ++world_index) {
     RandomWorld world = random_world(random);
     const std::string& policy_name = policy_names()[static_cast<size_t>(world_index) % policy_names().size()];
     auto policy = make_policy(policy_name, WorkloadMix::from_pods(world.pods));

@@ -34,7 +34,7 @@ int run_replay_bench(const ReplayBenchOptions& options) {
     std::vector<double> seconds;
     int64_t pods = 0;
     for (int i = 0; i < options.repeat; ++i) {
-      auto run = run_arrival_seed(*scenario, policy, static_cast<uint64_t>(i + 1), arrival);
+      auto run = run_arrival_seed(*scenario, policy, static_cast<uint64_t>(i) + 1, arrival);
       if (!run) {
         fmt::print(stderr, "error: {}\n", run.error().message);
         return 2;

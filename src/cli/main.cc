@@ -1,10 +1,16 @@
 // tessera: the command-line entry point.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
 
 #include "cli/bench_command.h"
 #include "cli/sim_command.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"Tessera: a GPU-aware batch scheduler and policy lab"};
   app.set_version_flag("--version", "tessera 0.1.0");
   app.require_subcommand(1);
@@ -13,4 +19,19 @@ int main(int argc, char** argv) {
   tessera::add_bench_command(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Errors travel as Result values; this catches what cannot (out of memory, a library bug), so a
+  // user sees a message and an exit status rather than an abort.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fputs(fmt::format("error: {}\n", error.what()).c_str(), stderr);
+  } catch (...) {
+    std::fputs("error: unexpected failure\n", stderr);
+  }
+  return 3;
 }

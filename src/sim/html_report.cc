@@ -261,6 +261,7 @@ std::string failures_table(const std::vector<PolicyFailures>& policies, const st
     const PolicyFailures& first = policies.front();
     if (one_arrived_column) out += cell(format_per_run(count_of(first, type).arrived, first.divisor));
     std::vector<double> failed;
+    failed.reserve(policies.size());
     for (const PolicyFailures& policy : policies) {
       failed.push_back(static_cast<double>(count_of(policy, type).failed) / policy.divisor);
     }
