@@ -114,3 +114,36 @@ TEST(Invariants, DetectPartialGang) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(NodeGroups, LabelsCountOnlyOnceAPodSelectsOnThem) {
+  auto spec = testing::uniform_cluster(4, 2);
+  for (int i = 0; i < 4; ++i) {
+    spec->nodes[static_cast<size_t>(i)].labels = {{"kubernetes.io/hostname", fmt::format("node-{}", i)},
+                                                  {"rack", i < 2 ? "r1" : "r2"}};
+  }
+  ClusterState cluster(spec);
+  EXPECT_EQ(cluster.groups().group_count(), 1U);  // hostnames and racks do not split idle nodes
+
+  FirstFitPolicy policy;
+  Placer placer(policy);
+  PodSpec in_r2 = testing::pod("in-r2", 1000, GpuRequest::whole(1));
+  in_r2.node_selector = {{"rack", "r2"}};
+  // Not added to the cluster: the placer checks node by node and still honours the selector.
+  EXPECT_FALSE(cluster.distinguishes_selector_of(in_r2));
+  auto binding = placer.find(cluster, in_r2);
+  ASSERT_TRUE(binding.has_value());
+  EXPECT_EQ(binding->node, 2);
+
+  cluster.add_pod(in_r2);  // now racks tell nodes apart
+  EXPECT_TRUE(cluster.distinguishes_selector_of(in_r2));
+  EXPECT_EQ(cluster.groups().group_count(), 2U);
+  binding = placer.find(cluster, in_r2);
+  ASSERT_TRUE(binding.has_value());
+  EXPECT_EQ(binding->node, 2);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -8,13 +8,18 @@ namespace tessera {
 
 namespace {
 
-// Everything about a node except its name and usage: nodes equal in this are interchangeable.
-auto static_features(const NodeSpec& node) {
+// Everything about a node that placement can see, except its usage: nodes equal in this are
+// interchangeable. Only the labels some pod selects on count.
+auto static_features(const NodeSpec& node, const std::set<std::string>& selector_keys) {
   std::vector<std::tuple<int, int64_t>> gpus;
   for (const GpuDevice& device : node.gpus) gpus.emplace_back(device.model, device.memory_bytes);
   std::vector<std::tuple<std::string, std::string, int>> taints;
   for (const Taint& taint : node.taints) taints.emplace_back(taint.key, taint.value, static_cast<int>(taint.effect));
-  return std::make_tuple(node.allocatable.cpu_milli, node.allocatable.memory_bytes, gpus, node.labels, taints,
+  Labels selected;
+  for (const std::string& key : selector_keys) {
+    if (auto it = node.labels.find(key); it != node.labels.end()) selected.insert(*it);
+  }
+  return std::make_tuple(node.allocatable.cpu_milli, node.allocatable.memory_bytes, gpus, selected, taints,
                          node.schedulable);
 }
 
@@ -22,13 +27,9 @@ auto static_features(const NodeSpec& node) {
 
 ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
     : spec_(std::move(spec)), groups_(static_cast<int>(spec_->nodes.size())) {
-  using Features = decltype(static_features(std::declval<NodeSpec>()));
-  std::map<Features, int32_t> classes;
   states_.reserve(spec_->nodes.size());
   for (const NodeSpec& node : spec_->nodes) {
     states_.push_back(NodeState::empty(node));
-    auto [it, inserted] = classes.try_emplace(static_features(node), static_cast<int32_t>(classes.size()));
-    node_class_.push_back(it->second);
     std::vector<GpuDevice> kinds;
     std::vector<int16_t> ordinals;
     for (const GpuDevice& device : node.gpus) {
@@ -40,7 +41,27 @@ ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
     totals_.gpu_capacity_milli += int64_t{node.gpu_count()} * kMilliPerGpu;
     totals_.capacity += node.allocatable;
   }
+  classify_nodes();
+}
+
+void ClusterState::classify_nodes() {
+  using Features = decltype(static_features(std::declval<NodeSpec>(), selector_keys_));
+  std::map<Features, int32_t> classes;
+  node_class_.clear();
+  for (const NodeSpec& node : spec_->nodes) {
+    auto [it, inserted] =
+        classes.try_emplace(static_features(node, selector_keys_), static_cast<int32_t>(classes.size()));
+    node_class_.push_back(it->second);
+  }
+  groups_.clear();
   for (NodeIndex node = 0; node < node_count(); ++node) regroup(node);
+}
+
+bool ClusterState::distinguishes_selector_of(const PodSpec& pod) const {
+  for (const auto& [key, value] : pod.node_selector) {
+    if (!selector_keys_.contains(key)) return false;
+  }
+  return true;
 }
 
 NodeStateKey ClusterState::key_of(NodeIndex node) const {
@@ -56,6 +77,10 @@ NodeStateKey ClusterState::key_of(NodeIndex node) const {
 }
 
 PodId ClusterState::add_pod(PodSpec pod) {
+  if (!distinguishes_selector_of(pod)) {
+    for (const auto& [key, value] : pod.node_selector) selector_keys_.insert(key);
+    classify_nodes();
+  }
   pods_.push_back(PodEntry{std::move(pod), std::nullopt});
   return static_cast<PodId>(pods_.size() - 1);
 }

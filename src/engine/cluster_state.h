@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "core/binding.h"
@@ -33,7 +35,11 @@ class ClusterState {
   NodeView view(NodeIndex node) const { return {node, node_spec(node), node_state(node)}; }
   const NodeGroups& groups() const { return groups_; }
 
+  // Also starts telling nodes apart by any label key the pod's node selector names.
   PodId add_pod(PodSpec pod);
+  // Whether nodes are told apart by every label key the pod's selector names; when not, nodes of
+  // one group may differ in a label the pod selects on, and each node must be checked alone.
+  bool distinguishes_selector_of(const PodSpec& pod) const;
   int pod_count() const { return static_cast<int>(pods_.size()); }
   const PodSpec& pod(PodId id) const { return pods_[static_cast<size_t>(id)].spec; }
   const std::optional<Binding>& binding(PodId id) const { return pods_[static_cast<size_t>(id)].binding; }
@@ -58,12 +64,17 @@ class ClusterState {
     std::optional<Binding> binding;
   };
 
+  // Assigns node classes — nodes equal in capacity, devices, taints, cordon and the labels some
+  // pod selects on — and regroups every node. Labels no pod selects on (a hostname) are left out
+  // so that they do not make every node a class of its own.
+  void classify_nodes();
   NodeStateKey key_of(NodeIndex node) const;
   void regroup(NodeIndex node) { groups_.assign(node, key_of(node)); }
 
   std::shared_ptr<const ClusterSpec> spec_;
   std::vector<NodeState> states_;
   std::vector<int32_t> node_class_;
+  std::set<std::string> selector_keys_;
   std::vector<std::vector<int16_t>> device_kind_;  // per node: ordinal of each device's (model, memory)
   std::vector<PodEntry> pods_;
   NodeGroups groups_;

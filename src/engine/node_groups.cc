@@ -1,5 +1,7 @@
 #include "engine/node_groups.h"
 
+#include <algorithm>
+
 namespace tessera {
 
 size_t NodeStateKeyHash::operator()(const NodeStateKey& key) const {
@@ -9,6 +11,13 @@ size_t NodeStateKeyHash::operator()(const NodeStateKey& key) const {
   mix(static_cast<uint64_t>(key.free_memory_bytes));
   for (int32_t device : key.devices) mix(static_cast<uint64_t>(device));
   return static_cast<size_t>(hash);
+}
+
+void NodeGroups::clear() {
+  groups_.clear();
+  free_slots_.clear();
+  index_.clear();
+  std::fill(group_of_.begin(), group_of_.end(), -1);
 }
 
 void NodeGroups::assign(NodeIndex node, NodeStateKey key) {

@@ -41,6 +41,8 @@ class NodeGroups {
 
   // Moves the node into the group of `key`, creating it if needed.
   void assign(NodeIndex node, NodeStateKey key);
+  // Forgets every group (node classes changed); uids keep counting, so none is ever reused.
+  void clear();
 
   template <typename Visit>
   void for_each(Visit&& visit) const {

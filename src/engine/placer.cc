@@ -46,6 +46,26 @@ Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementCh
   return binding;
 }
 
+std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why) {
+  std::optional<PlacementChoice> best;
+  NodeIndex best_node = -1;
+  for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
+    NodeView view = cluster.view(node);
+    Predicate predicate = check_node(view.spec, view.state, pod);
+    if (predicate != Predicate::kFits) {
+      if (why) ++why->nodes_by_predicate[static_cast<size_t>(predicate)];
+      continue;
+    }
+    PlacementChoice choice = policy_.score(view, pod);
+    if (!best || choice.score > best->score) {
+      best = choice;
+      best_node = node;
+    }
+  }
+  if (!best) return std::nullopt;
+  return make_binding(cluster.view(best_node), pod, *best);
+}
+
 std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why) {
   // Bounded so long replays cannot grow it without limit; entries are cheap to recompute.
   constexpr size_t kMaxCachedVerdicts = size_t{1} << 22;
@@ -55,6 +75,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
     verdicts_.clear();
     shapes_ = PodShapes();
   }
+  if (!cluster.distinguishes_selector_of(pod)) return find_node_by_node(cluster, pod, why);
   const uint64_t shape = shapes_.intern(pod);
   const Verdict* best = nullptr;
   NodeIndex best_node = -1;

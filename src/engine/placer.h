@@ -41,6 +41,10 @@ class Placer {
   bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr);
 
  private:
+  // For a pod whose selector names a label the cluster does not group nodes by (a pod that was
+  // never added to it): every node checked and scored on its own, nothing cached.
+  std::optional<Binding> find_node_by_node(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why);
+
   struct Verdict {
     Predicate predicate = Predicate::kFits;
     int32_t device_code = -1;  // the chosen device, as ClusterState::device_code
