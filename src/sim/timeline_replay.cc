@@ -146,7 +146,8 @@ class TimelineRun {
     const size_t gang = static_cast<size_t>(std::clamp<int>(spec.min_member, 1, static_cast<int>(ids.size())));
     Statement statement(cluster_);
     if (!placer_.place_gang(statement, std::span<const PodId>(ids.data(), gang))) return false;
-    // Elastic extras above min_member are added when they fit, each on its own.
+    // Elastic extras above min_member start with the gang if they fit then, each on its own; they
+    // are not retried later (growing elastic workloads belongs to the scheduling cycle).
     for (size_t extra = gang; extra < ids.size(); ++extra)
       placer_.place_gang(statement, std::span<const PodId>(&ids[extra], 1));
     statement.commit();
