@@ -1,7 +1,10 @@
 // The arrival and timeline replays on scenarios small enough to work out by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/arrival_replay.h"
+#include "sim/statistics.h"
 #include "sim/timeline_replay.h"
 #include "test_cluster.h"
 
@@ -130,6 +133,29 @@ TEST(TimelineReplay, HorizonAndSpeedup) {
   ASSERT_TRUE(faster.ok());
   EXPECT_EQ(faster->policies[0].workloads, 3);
   EXPECT_DOUBLE_EQ(faster->policies[0].pending_seconds.max, 990);  // b: 10 s -> 1000 s
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Statistics, MeanStddevMedianQuantiles) {
+  EXPECT_DOUBLE_EQ(mean({}), 0);
+  EXPECT_DOUBLE_EQ(mean({1, 2, 3, 6}), 3);
+  EXPECT_DOUBLE_EQ(stddev({5}), 0);
+  EXPECT_DOUBLE_EQ(stddev({2, 4, 4, 4, 5, 5, 7, 9}), std::sqrt(32.0 / 7.0));
+  EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
+  std::vector<double> hundred;
+  for (int i = 1; i <= 100; ++i) hundred.push_back(i);
+  Quantiles q = quantiles(hundred);
+  EXPECT_DOUBLE_EQ(q.p50, 50);
+  EXPECT_DOUBLE_EQ(q.p90, 90);
+  EXPECT_DOUBLE_EQ(q.p99, 99);
+  EXPECT_DOUBLE_EQ(q.max, 100);
+  EXPECT_DOUBLE_EQ(q.mean, 50.5);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "cli/policy_list.h"
 #include "sim/arrival_replay.h"
 #include "sim/scenario_loader.h"
+#include "sim/statistics.h"
 
 namespace tessera {
 
@@ -42,11 +43,10 @@ int run_replay_bench(const ReplayBenchOptions& options) {
       seconds.push_back(run->wall_seconds);
       pods = run->pods_arrived;
     }
-    std::sort(seconds.begin(), seconds.end());
-    double median = seconds.size() % 2 ? seconds[seconds.size() / 2]
-                                       : (seconds[seconds.size() / 2 - 1] + seconds[seconds.size() / 2]) / 2;
-    fmt::print("{:<12} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>8} {:>14.0f}\n", policy, median, seconds.front(),
-               seconds.back(), pods, static_cast<double>(pods) / median);
+    const double typical = median(seconds);
+    const auto [fastest, slowest] = std::minmax_element(seconds.begin(), seconds.end());
+    fmt::print("{:<12} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>8} {:>14.0f}\n", policy, typical, *fastest, *slowest, pods,
+               static_cast<double>(pods) / typical);
   }
   return 0;
 }

@@ -14,6 +14,7 @@
 #include "policy/policy_registry.h"
 #include "sim/parallel_runs.h"
 #include "sim/pod_type_label.h"
+#include "sim/statistics.h"
 
 namespace tessera {
 
@@ -58,26 +59,6 @@ class FragmentationTracker {
   std::vector<double> per_node_;
   double total_ = 0;
 };
-
-double mean(const std::vector<double>& values) {
-  double sum = 0;
-  for (double v : values) sum += v;
-  return values.empty() ? 0 : sum / static_cast<double>(values.size());
-}
-
-double stddev(const std::vector<double>& values) {
-  if (values.size() < 2) return 0;
-  double m = mean(values), sum = 0;
-  for (double v : values) sum += (v - m) * (v - m);
-  return std::sqrt(sum / static_cast<double>(values.size() - 1));
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
 
 // The curve's last point at or before `arrived_pct` (allocation only grows with arrivals).
 ArrivalPoint point_at(const std::vector<ArrivalPoint>& curve, double arrived_pct) {

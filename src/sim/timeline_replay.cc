@@ -14,6 +14,7 @@
 #include "policy/policy_registry.h"
 #include "sim/parallel_runs.h"
 #include "sim/pod_type_label.h"
+#include "sim/statistics.h"
 
 namespace tessera {
 
@@ -26,24 +27,6 @@ struct Departure {
     return time != other.time ? time > other.time : workload > other.workload;
   }
 };
-
-Quantiles quantiles(std::vector<double> values) {
-  Quantiles q;
-  if (values.empty()) return q;
-  std::sort(values.begin(), values.end());
-  auto at = [&values](double fraction) {
-    size_t index = static_cast<size_t>(std::ceil(fraction * static_cast<double>(values.size()))) - 1;
-    return values[std::min(index, values.size() - 1)];
-  };
-  q.p50 = at(0.5);
-  q.p90 = at(0.9);
-  q.p99 = at(0.99);
-  q.max = values.back();
-  double sum = 0;
-  for (double v : values) sum += v;
-  q.mean = sum / static_cast<double>(values.size());
-  return q;
-}
 
 class TimelineRun {
  public:
