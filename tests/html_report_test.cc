@@ -12,18 +12,17 @@
 #include <string>
 #include <vector>
 
+#include "text_checks.h"
+
 namespace tessera {
 namespace {
+
+using testing::count_of;
+using testing::has_non_finite_token;
 
 namespace fs = std::filesystem;
 
 constexpr const char* kHostileName = R"(evil<script>alert(1)</script>&"x")";
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
-  return count;
-}
 
 // The <svg> elements of a page, each from "<svg" to its "</svg>".
 std::vector<std::string> svg_elements(const std::string& html) {
@@ -106,21 +105,6 @@ TimelineReport timeline_report(const std::vector<std::string>& policies, double 
     report.policies.push_back(policy);
   }
   return report;
-}
-
-// Whether the text holds "nan" or "inf" as a word of its own (not inside "dominant-baseline").
-bool has_non_finite_token(const std::string& text) {
-  const auto is_letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
-  for (size_t i = 0; i + 3 <= text.size(); ++i) {
-    std::string word = text.substr(i, 3);
-    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (word != "nan" && word != "inf") continue;
-    const bool starts_word = i == 0 || !is_letter(text[i - 1]);
-    const size_t end = word == "inf" && text.compare(i, 8, "Infinity") == 0 ? i + 8 : i + 3;
-    const bool ends_word = end >= text.size() || !is_letter(text[end]);
-    if (starts_word && ends_word) return true;
-  }
-  return false;
 }
 
 // What every report page must be: one document, balanced charts, nothing fetched from outside,

@@ -10,29 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "text_checks.h"
+
 namespace tessera {
 namespace {
 
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
-  return count;
-}
-
-// Whether the text holds "nan" or "inf" as a word of its own (not inside "dominant-baseline").
-bool has_non_finite_token(const std::string& text) {
-  const auto is_letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
-  for (size_t i = 0; i + 3 <= text.size(); ++i) {
-    std::string word = text.substr(i, 3);
-    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (word != "nan" && word != "inf") continue;
-    const bool starts_word = i == 0 || !is_letter(text[i - 1]);
-    const size_t end = word == "inf" && text.compare(i, 8, "Infinity") == 0 ? i + 8 : i + 3;
-    const bool ends_word = end >= text.size() || !is_letter(text[end]);
-    if (starts_word && ends_word) return true;
-  }
-  return false;
-}
+using testing::count_of;
+using testing::has_non_finite_token;
 
 // NaN or infinity written into an attribute or a label makes a broken drawing.
 void expect_no_non_finite(const std::string& svg) { EXPECT_FALSE(has_non_finite_token(svg)) << svg; }
@@ -48,7 +32,7 @@ void expect_one_svg_element(const std::string& svg) {
 double mantissa(double step) { return step / std::pow(10.0, std::floor(std::log10(step) + 1e-12)); }
 
 void expect_one_two_five_ticks(double low, double high) {
-  SCOPED_TRACE(testing::Message() << "range [" << low << ", " << high << "]");
+  SCOPED_TRACE(::testing::Message() << "range [" << low << ", " << high << "]");
   const std::vector<double> ticks = nice_ticks(low, high);
   ASSERT_GE(ticks.size(), 2u);
   EXPECT_LE(ticks.size(), 12u);
@@ -98,7 +82,7 @@ TEST(NiceTicks, StepsAreOneTwoOrFiveTimesAPowerOfTen) {
 TEST(NiceTicks, DegenerateRangesAreWidened) {
   for (auto [low, high] : std::vector<std::pair<double, double>>{
            {0, 0}, {5, 5}, {-3, -3}, {10, 2}, {std::nan(""), 1}, {0, std::numeric_limits<double>::infinity()}}) {
-    SCOPED_TRACE(testing::Message() << low << ", " << high);
+    SCOPED_TRACE(::testing::Message() << low << ", " << high);
     const std::vector<double> ticks = nice_ticks(low, high);
     ASSERT_GE(ticks.size(), 2u);
     for (double tick : ticks) EXPECT_TRUE(std::isfinite(tick));

@@ -72,24 +72,18 @@ void print_timeline_table(const TimelineReport& report) {
 }
 
 int write_outputs(const nlohmann::json& json, const std::string& html, const SimOptions& options) {
+  const std::string json_text = json.dump(2) + "\n";
+  auto failed = [](const Status& written) {
+    if (!written) fmt::print(stderr, "error: {}\n", written.error().message);
+    return !written;
+  };
   if (!options.json_path.empty()) {
-    if (auto written = write_file_atomically(options.json_path, json.dump(2) + "\n"); !written) {
-      fmt::print(stderr, "error: {}\n", written.error().message);
-      return 1;
-    }
+    if (failed(write_file_atomically(options.json_path, json_text))) return 1;
     fmt::print("\nJSON:   {}\n", options.json_path);
   }
   if (!options.no_report) {
-    if (auto written = write_html_report(options.report_dir, html); !written) {
-      fmt::print(stderr, "error: {}\n", written.error().message);
-      return 1;
-    }
-    if (auto written =
-            write_file_atomically(std::filesystem::path(options.report_dir) / "results.json", json.dump(2) + "\n");
-        !written) {
-      fmt::print(stderr, "error: {}\n", written.error().message);
-      return 1;
-    }
+    if (failed(write_html_report(options.report_dir, html))) return 1;
+    if (failed(write_file_atomically(std::filesystem::path(options.report_dir) / "results.json", json_text))) return 1;
     fmt::print("Report: {}/index.html (and results.json)\n", options.report_dir);
   }
   return 0;
