@@ -20,7 +20,12 @@ QueueQuota quota(double deserved, double weight = 1, std::optional<double> limit
 }
 
 QueueSpec queue(std::string name, std::string parent, std::vector<QueueQuota> quotas, int priority = 0) {
-  return QueueSpec{std::move(name), std::move(parent), priority, std::move(quotas)};
+  QueueSpec spec;
+  spec.name = std::move(name);
+  spec.parent = std::move(parent);
+  spec.priority = priority;
+  spec.quota = std::move(quotas);
+  return spec;
 }
 
 QueueTree tree_of(std::vector<QueueSpec> specs, ResourceNames resources = {"gpu"}) {

@@ -1,6 +1,7 @@
 // The declared cluster: its GPU model catalog and nodes. Immutable once built.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "core/gpu_model.h"
@@ -16,6 +17,19 @@ struct ClusterSpec {
     int64_t total = 0;
     for (const auto& node : nodes) total += int64_t{node.gpu_count()} * 1000;
     return total;
+  }
+
+  // The memory of the median GPU device (0 without GPUs): what a GPU-memory request is measured
+  // against before it is placed on a device of its own.
+  int64_t median_device_memory() const {
+    std::vector<int64_t> memories;
+    for (const NodeSpec& node : nodes) {
+      for (const GpuDevice& device : node.gpus) memories.push_back(device.memory_bytes);
+    }
+    if (memories.empty()) return 0;
+    auto middle = memories.begin() + static_cast<std::ptrdiff_t>(memories.size() / 2);
+    std::nth_element(memories.begin(), middle, memories.end());
+    return *middle;
   }
 };
 

@@ -80,6 +80,11 @@ struct QueueSpec {
   // Indexed by resource id; resources past the end get the default QueueQuota (nothing
   // deserved, weight 1, unlimited).
   std::vector<QueueQuota> quota;
+  // Seconds a workload of this queue runs before it may be preempted (by a higher-priority
+  // workload of its own queue) or reclaimed (by another queue). Absent: the parent's value;
+  // absent all the way up: 0.
+  std::optional<double> preempt_min_runtime_seconds = std::nullopt;
+  std::optional<double> reclaim_min_runtime_seconds = std::nullopt;
 
   QueueQuota quota_for(ResourceId resource) const { return resource < quota.size() ? quota[resource] : QueueQuota{}; }
 };

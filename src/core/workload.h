@@ -22,6 +22,9 @@ struct WorkloadSpec {
   double arrival_seconds = 0;
   // Run time once all of min_member run; negative means it runs until the end of the replay.
   double duration_seconds = -1;
+  // The workload saves its progress this often (seconds of run time); an evicted workload
+  // resumes from its last checkpoint. 0: no checkpoints, an evicted workload starts over.
+  double checkpoint_interval_seconds = 0;
 };
 
 }  // namespace tessera

@@ -27,17 +27,6 @@ int64_t arrived_gpu_milli(const PodSpec& pod, int64_t typical_device_memory) {
   return pod.gpu.nominal_milli();
 }
 
-int64_t typical_device_memory(const ClusterSpec& cluster) {
-  std::vector<int64_t> memories;
-  for (const NodeSpec& node : cluster.nodes) {
-    for (const GpuDevice& device : node.gpus) memories.push_back(device.memory_bytes);
-  }
-  if (memories.empty()) return 0;
-  std::nth_element(memories.begin(), memories.begin() + static_cast<std::ptrdiff_t>(memories.size() / 2),
-                   memories.end());
-  return memories[memories.size() / 2];
-}
-
 // Keeps the cluster's FGD fragmentation (the reference's definition: kFgdRules against the
 // typical pod types) up to date one node at a time.
 class FragmentationTracker {
@@ -119,7 +108,7 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
   FragmentationTracker fragmentation(cluster, typical);
   const double capacity = static_cast<double>(cluster.totals().gpu_capacity_milli);
   if (capacity <= 0) return Error{fmt::format("cluster {} has no GPUs", scenario.cluster_source)};
-  const int64_t device_memory = typical_device_memory(*scenario.cluster);
+  const int64_t device_memory = scenario.cluster->median_device_memory();
 
   ArrivalRun run;
   run.seed = seed;

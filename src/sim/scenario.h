@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/cluster.h"
+#include "core/queue.h"
 #include "core/workload.h"
 
 namespace tessera {
@@ -16,6 +17,11 @@ struct Scenario {
   std::string workload_source;                 // where the workloads came from
   std::shared_ptr<const ClusterSpec> cluster;  // never null once loaded
   std::vector<WorkloadSpec> workloads;         // sorted by arrival
+  // The queue tree (SPEC §2). Empty when the scenario defines none: every workload then belongs
+  // to one queue with no quota. Quotas are indexed by `resources`: gpu, cpu (millicores),
+  // memory (bytes), then any per-model GPU resource (gpu/H100) a quota names.
+  std::vector<QueueSpec> queues;
+  ResourceNames resources = ResourceNames::standard();
 };
 
 inline int64_t pod_count(const Scenario& scenario) {

@@ -1,0 +1,85 @@
+// allocate: pending workloads in hierarchical DRF order, each gang all or nothing, within its
+// queue's limits (and, for non-preemptible work, its deserved quota); then elastic extras of
+// running workloads, one pod at a time, where they fit.
+#include <algorithm>
+#include <unordered_map>
+
+#include "scheduler/actions.h"
+#include "scheduler/queue_picker.h"
+
+namespace tessera {
+
+namespace {
+
+void grow_elastic_workloads(CycleContext& context) {
+  WorkloadSet& workloads = context.workloads();
+  std::vector<WorkloadId> elastic;
+  for (WorkloadId id : workloads.active()) {
+    const Workload& workload = workloads[id];
+    if (static_cast<int>(workload.pods.size()) > workload.min_member() && workloads.is_running(id, context.cluster()))
+      elastic.push_back(id);
+  }
+  QueuePicker picker(context, elastic);
+  for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
+    const Workload& workload = workloads[id];
+    const std::vector<ResourceId> keys = context.key_resources(id);
+    for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
+      const PodId pod = workload.pods[position];
+      if (context.cluster().binding(pod)) continue;
+      const ResourceVector request = context.meter().pending(context.cluster().pod(pod));
+      if (context.ledger().check_allocation(workload.queue, request, workload.spec.preemptible, keys)) break;
+      Statement statement(context.cluster());
+      if (!context.place_gang(statement, std::span<const PodId>(&pod, 1))) break;
+      context.commit(statement, Action::kAllocate, -1);
+    }
+  }
+}
+
+}  // namespace
+
+void allocate(CycleContext& context) {
+  WorkloadSet& workloads = context.workloads();
+  ActionStats& stats = context.result().actions[static_cast<int>(Action::kAllocate)];
+  // Gangs that found no room. The cluster only fills up during allocate, so a gang of the same
+  // pods would fail again: it gets the same reason without a second search.
+  std::unordered_map<uint32_t, PendingReason> failed_shapes;
+  QueuePicker picker(context, context.pending());
+  for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
+    const Workload& workload = workloads[id];
+    ++stats.attempts;
+    const ResourceVector& request = context.gang_request(id);
+    const std::vector<ResourceId> keys = context.key_resources(id);
+    if (auto block = context.ledger().check_allocation(workload.queue, request, workload.spec.preemptible, keys)) {
+      PendingReason reason;
+      reason.code =
+          block->rule == QuotaBlock::Rule::kLimit ? PendingCode::kQueueLimit : PendingCode::kNonPreemptibleQuota;
+      reason.quota = *block;
+      reason.gang_size = workload.min_member();
+      context.reason(id) = std::move(reason);
+      continue;
+    }
+    if (auto known = failed_shapes.find(workload.gang_shape); known != failed_shapes.end()) {
+      context.reason(id) = known->second;
+      continue;
+    }
+    Statement statement(context.cluster());
+    PendingReason reason;
+    reason.gang_size = workload.min_member();
+    if (!context.place_gang(statement, workload.gang(), &reason.nodes)) {
+      failed_shapes.emplace(workload.gang_shape, reason);
+      context.reason(id) = std::move(reason);
+      continue;
+    }
+    for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
+      const PodId pod = workload.pods[position];
+      const ResourceVector extra = context.meter().pending(context.cluster().pod(pod));
+      if (context.ledger().check_allocation(workload.queue, extra, workload.spec.preemptible, keys)) break;
+      if (!context.place_gang(statement, std::span<const PodId>(&pod, 1))) break;
+    }
+    context.commit(statement, Action::kAllocate, id);
+    context.reason(id).reset();
+  }
+  grow_elastic_workloads(context);
+}
+
+}  // namespace tessera

@@ -1,0 +1,110 @@
+#include "scheduler/cycle.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "scheduler/actions.h"
+#include "scheduler/cycle_context.h"
+
+namespace tessera {
+
+std::string_view action_name(Action action) {
+  switch (action) {
+    case Action::kAllocate:
+      return "allocate";
+    case Action::kConsolidate:
+      return "consolidate";
+    case Action::kReclaim:
+      return "reclaim";
+    case Action::kPreempt:
+      return "preempt";
+  }
+  return "unknown";
+}
+
+namespace {
+
+double inherited(const QueueTree& tree, QueueIndex queue, std::optional<double> QueueSpec::*field) {
+  for (; queue != QueueTree::kNoParent; queue = tree.parent(queue)) {
+    if (const auto& value = tree.spec(queue).*field) return *value;
+  }
+  return 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+double preempt_min_runtime(const QueueTree& tree, QueueIndex queue) {
+  return inherited(tree, queue, &QueueSpec::preempt_min_runtime_seconds);
+}
+
+double reclaim_min_runtime(const QueueTree& tree, QueueIndex queue) {
+  return inherited(tree, queue, &QueueSpec::reclaim_min_runtime_seconds);
+}
+
+Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
+  const auto cycle_start = std::chrono::steady_clock::now();
+  const QueueTree& tree = inputs.queues;
+  const ResourceMeter& meter = inputs.meter;
+  if (meter.resource_count() != tree.resource_count()) {
+    return Error{fmt::format("the resource meter counts {} resources but the queue tree has {}", meter.resource_count(),
+                             tree.resource_count())};
+  }
+  // The snapshot: what every leaf holds and asks for.
+  const size_t resources = tree.resource_count();
+  std::vector<QueueLoad> loads(tree.size());
+  std::vector<ResourceVector> non_preemptible(tree.size(), ResourceVector(resources, 0.0));
+  for (QueueLoad& load : loads) {
+    load.demand.assign(resources, 0.0);
+    load.allocated.assign(resources, 0.0);
+    if (!inputs.recent_usage.empty()) load.recent_usage.assign(resources, 0.0);
+  }
+  for (QueueIndex queue = 0; queue < tree.size() && queue < inputs.recent_usage.size(); ++queue) {
+    loads[queue].recent_usage = inputs.recent_usage[queue];
+  }
+  for (WorkloadId id : inputs.workloads.active()) {
+    const Workload& workload = inputs.workloads[id];
+    if (workload.queue >= tree.size() || !tree.is_leaf(workload.queue)) {
+      return Error{
+          fmt::format("workload '{}' is in queue {}, which is not a leaf queue", workload.spec.name, workload.queue)};
+    }
+    QueueLoad& load = loads[workload.queue];
+    for (PodId pod : workload.pods) {
+      const PodSpec& spec = inputs.cluster.pod(pod);
+      if (const auto& binding = inputs.cluster.binding(pod)) {
+        meter.add_bound(spec, *binding, load.demand);
+        meter.add_bound(spec, *binding, load.allocated);
+        if (!workload.spec.preemptible) meter.add_bound(spec, *binding, non_preemptible[workload.queue]);
+      } else {
+        meter.add_pending(spec, load.demand);
+      }
+    }
+  }
+  const auto fair_share_start = std::chrono::steady_clock::now();
+  auto shares = compute_fair_shares(tree, meter.capacity(), loads, options.fair_share);
+  if (!shares) return shares.error();
+  const double fair_share_seconds = seconds_since(fair_share_start);
+
+  CycleContext context(inputs, options, std::move(*shares), std::move(loads), std::move(non_preemptible));
+  context.result().fair_share_seconds = fair_share_seconds;
+  auto timed = [&](Action action, void (*run)(CycleContext&)) {
+    const auto start = std::chrono::steady_clock::now();
+    run(context);
+    context.result().actions[static_cast<int>(action)].seconds = seconds_since(start);
+  };
+  timed(Action::kAllocate, allocate);
+  if (options.consolidate) timed(Action::kConsolidate, consolidate);
+  if (options.reclaim) timed(Action::kReclaim, reclaim);
+  if (options.preempt) timed(Action::kPreempt, preempt);
+  context.finish_result();
+  CycleResult result = std::move(context.result());
+  result.shares = context.shares();
+  result.total_seconds = seconds_since(cycle_start);
+  return result;
+}
+
+}  // namespace tessera

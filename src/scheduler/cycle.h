@@ -1,0 +1,98 @@
+// The scheduling cycle (SPEC §4): fair shares from a snapshot, then the actions in order —
+// allocate, consolidate, reclaim, preempt — each working inside statements that commit only when
+// the pending workload they serve really runs. The same function drives `tessera sim` and the
+// Kubernetes adapter; the caller carries out what it returns.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "engine/cluster_state.h"
+#include "engine/placer.h"
+#include "engine/statement.h"
+#include "policy/fair_share.h"
+#include "scheduler/pending_reason.h"
+#include "scheduler/resource_meter.h"
+#include "scheduler/workload_set.h"
+
+namespace tessera {
+
+enum class Action : uint8_t { kAllocate, kConsolidate, kReclaim, kPreempt };
+inline constexpr int kActionCount = 4;
+std::string_view action_name(Action action);  // "allocate", "consolidate", "reclaim", "preempt"
+
+struct CycleOptions {
+  FairShareOptions fair_share;
+  bool consolidate = true;
+  bool reclaim = true;
+  bool preempt = true;
+  // Evictions made for one pending workload may free at most this many times the GPUs it
+  // needs (rounded up to whole GPUs): a scheduler that evicts 376 GPUs to place 48 has failed.
+  double max_evicted_gpu_ratio = 2.0;
+};
+
+// One workload (or one elastic extra) taken off its nodes.
+struct Eviction {
+  WorkloadId workload = -1;
+  std::vector<PodId> pods;
+  bool whole_workload = true;  // false: elastic extras only; the workload keeps running
+  bool moved = false;          // consolidation: re-placed elsewhere in the same statement
+  Action action = Action::kReclaim;
+  WorkloadId beneficiary = -1;  // the pending workload the room was made for
+  int64_t gpu_milli = 0;        // GPU portion the pods held
+};
+
+struct Start {
+  WorkloadId workload = -1;
+  Action action = Action::kAllocate;  // the action that made room for it
+};
+
+struct PendingWorkload {
+  WorkloadId workload = -1;
+  PendingReason reason;  // describe(reason, tree) gives the sentence
+};
+
+struct ActionStats {
+  double seconds = 0;
+  int attempts = 0;   // pending workloads the action tried
+  int started = 0;    // of which now run
+  int evictions = 0;  // Eviction records (whole workloads or extras)
+};
+
+struct CycleResult {
+  std::vector<Operation> operations;  // every committed eviction and allocation, in order
+  std::vector<Start> started;         // workloads whose gang started this cycle
+  std::vector<Eviction> evictions;
+  // Every workload pending at the end: those that waited, in queue order, then those evicted.
+  std::vector<PendingWorkload> pending;
+  FairShares shares;
+  std::vector<QueueLoad> loads;                 // per queue: demand and allocation at the start
+  std::vector<ResourceVector> allocated_after;  // per queue (inner ones summed): at the end
+  double fair_share_seconds = 0;
+  ActionStats actions[kActionCount];
+  double total_seconds = 0;
+};
+
+// Everything a cycle reads and writes. `placer` must serve `cluster` for its whole lifetime (its
+// verdict cache is per cluster state), so keep one of each across cycles.
+struct CycleInputs {
+  ClusterState& cluster;
+  Placer& placer;
+  WorkloadSet& workloads;
+  const QueueTree& queues;
+  const ResourceMeter& meter;  // built for queues.resources()
+  double now = 0;
+  // Per queue, per resource: decayed past allocation for time-based fairness; empty: none.
+  std::span<const ResourceVector> recent_usage = {};
+};
+
+// Runs one cycle and applies its decisions to the cluster state. Fails only on inconsistent
+// inputs (a queue tree and meter that disagree on resources).
+Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options = {});
+
+// The minimum runtimes in force for a queue: its own, else its nearest ancestor's, else 0.
+double preempt_min_runtime(const QueueTree& tree, QueueIndex queue);
+double reclaim_min_runtime(const QueueTree& tree, QueueIndex queue);
+
+}  // namespace tessera

@@ -1,0 +1,212 @@
+#include "scheduler/cycle_context.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tessera {
+
+bool runs_before(const Workload& a, WorkloadId a_id, const Workload& b, WorkloadId b_id) {
+  if (a.spec.priority != b.spec.priority) return a.spec.priority > b.spec.priority;
+  if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
+  return a_id < b_id;
+}
+
+CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, FairShares shares,
+                           std::vector<QueueLoad> loads, std::vector<ResourceVector> non_preemptible)
+    : inputs_(inputs),
+      options_(options),
+      shares_(std::move(shares)),
+      ledger_(inputs.queues, shares_, loads, non_preemptible),
+      reasons_(inputs.workloads.size()),
+      pods_on_node_(static_cast<size_t>(inputs.cluster.node_count())),
+      gang_requests_(inputs.workloads.size()),
+      gang_request_known_(inputs.workloads.size(), false) {
+  result_.loads = std::move(loads);
+  const ClusterState& cluster = inputs.cluster;
+  for (WorkloadId id : inputs.workloads.active()) {
+    bool any_bound = false;
+    for (PodId pod : inputs.workloads[id].pods) {
+      if (const auto& binding = cluster.binding(pod)) {
+        pods_on_node_[static_cast<size_t>(binding->node)].push_back(pod);
+        any_bound = true;
+      }
+    }
+    if (!any_bound && !inputs.workloads[id].pods.empty()) pending_.push_back(id);
+  }
+}
+
+const ResourceVector& CycleContext::gang_request(WorkloadId workload) {
+  const auto index = static_cast<size_t>(workload);
+  if (!gang_request_known_[index]) {
+    ResourceVector total(meter().resource_count(), 0.0);
+    const Workload& entry = workloads()[workload];
+    for (PodId pod : entry.gang()) meter().add_pending(cluster().pod(pod), total);
+    gang_requests_[index] = std::move(total);
+    gang_request_known_[index] = true;
+  }
+  return gang_requests_[index];
+}
+
+int64_t CycleContext::gang_gpu_milli(WorkloadId workload) const {
+  int64_t total = 0;
+  const Workload& entry = inputs_.workloads[workload];
+  const int64_t device_memory = inputs_.cluster.spec().median_device_memory();
+  for (PodId pod : entry.gang()) {
+    const GpuRequest& gpu = inputs_.cluster.pod(pod).gpu;
+    total += gpu.kind == GpuRequest::Kind::kMemory ? gpu.milli_on_device(device_memory) : gpu.nominal_milli();
+  }
+  return total;
+}
+
+void CycleContext::allocate(Statement& statement, PodId pod, Binding binding) {
+  const WorkloadId owner = workloads().workload_of(pod);
+  if (owner >= 0) {
+    const Workload& workload = workloads()[owner];
+    ledger_.add(workload.queue, meter().bound(cluster().pod(pod), binding), workload.spec.preemptible);
+  }
+  pods_on_node_[static_cast<size_t>(binding.node)].push_back(pod);
+  statement.allocate(pod, std::move(binding));
+}
+
+void CycleContext::evict(Statement& statement, PodId pod) {
+  const WorkloadId owner = workloads().workload_of(pod);
+  if (owner >= 0) {
+    const Workload& workload = workloads()[owner];
+    ledger_.remove(workload.queue, meter().bound(cluster().pod(pod), *cluster().binding(pod)),
+                   workload.spec.preemptible);
+  }
+  statement.evict(pod);
+}
+
+void CycleContext::rollback(Statement& statement, Statement::Checkpoint checkpoint) {
+  const auto& operations = statement.operations();
+  for (size_t i = operations.size(); i > checkpoint; --i) {
+    const Operation& operation = operations[i - 1];
+    const WorkloadId owner = workloads().workload_of(operation.pod);
+    if (owner < 0) continue;
+    const Workload& workload = workloads()[owner];
+    const ResourceVector amount = meter().bound(cluster().pod(operation.pod), operation.binding);
+    if (operation.kind == Operation::Kind::kAllocate) {
+      ledger_.remove(workload.queue, amount, workload.spec.preemptible);
+    } else {
+      ledger_.add(workload.queue, amount, workload.spec.preemptible);
+    }
+  }
+  statement.rollback(checkpoint);
+}
+
+bool CycleContext::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why) {
+  const Statement::Checkpoint start = statement.checkpoint();
+  if (!placer().place_gang(statement, pods, why)) return false;  // the placer rolled itself back
+  const auto& operations = statement.operations();
+  for (size_t i = start; i < operations.size(); ++i) {
+    const Operation& operation = operations[i];
+    pods_on_node_[static_cast<size_t>(operation.binding.node)].push_back(operation.pod);
+    const WorkloadId owner = workloads().workload_of(operation.pod);
+    if (owner < 0) continue;
+    const Workload& workload = workloads()[owner];
+    ledger_.add(workload.queue, meter().bound(cluster().pod(operation.pod), operation.binding),
+                workload.spec.preemptible);
+  }
+  return true;
+}
+
+ResourceVector CycleContext::unit_amount(const VictimUnit& unit) const {
+  ResourceVector total(inputs_.meter.resource_count(), 0.0);
+  for (PodId pod : unit_pods(unit)) {
+    inputs_.meter.add_bound(inputs_.cluster.pod(pod), *inputs_.cluster.binding(pod), total);
+  }
+  return total;
+}
+
+std::vector<PodId> CycleContext::unit_pods(const VictimUnit& unit) const {
+  if (!unit.whole()) return {unit.extra};
+  std::vector<PodId> pods;
+  for (PodId pod : inputs_.workloads[unit.workload].pods) {
+    if (inputs_.cluster.binding(pod)) pods.push_back(pod);
+  }
+  return pods;
+}
+
+void CycleContext::commit(Statement& statement, Action action, WorkloadId beneficiary) {
+  struct Change {
+    std::optional<Binding> before;
+    bool seen = false;
+  };
+  // What each touched pod held before the statement: the binding its first eviction gave up,
+  // or nothing if its first operation was an allocation.
+  std::map<PodId, Change> changes;
+  for (const Operation& operation : statement.operations()) {
+    Change& change = changes[operation.pod];
+    if (change.seen) continue;
+    change.seen = true;
+    if (operation.kind == Operation::Kind::kEvict) change.before = operation.binding;
+  }
+  statement.commit();
+  ++generation_;
+
+  // Net operations: a pod evicted and put back where it was did nothing.
+  std::map<WorkloadId, Eviction> evictions;
+  std::vector<Operation> allocations;
+  for (const auto& [pod, change] : changes) {
+    const std::optional<Binding>& after = cluster().binding(pod);
+    if (change.before == after) continue;
+    const WorkloadId owner = workloads().workload_of(pod);
+    if (change.before) {
+      result_.operations.push_back({Operation::Kind::kEvict, pod, *change.before});
+      Eviction& eviction = evictions[owner];
+      eviction.workload = owner;
+      eviction.pods.push_back(pod);
+      eviction.gpu_milli += change.before->gpu_milli();
+      eviction.action = action;
+      eviction.beneficiary = beneficiary;
+    }
+    if (after) allocations.push_back({Operation::Kind::kAllocate, pod, *after});
+  }
+  result_.operations.insert(result_.operations.end(), allocations.begin(), allocations.end());
+
+  ActionStats& stats = result_.actions[static_cast<int>(action)];
+  for (auto& [owner, eviction] : evictions) {
+    Workload& workload = workloads()[owner];
+    eviction.whole_workload = false;
+    eviction.moved = true;
+    for (PodId pod : eviction.pods) {
+      if (workloads().position_of(pod) < workload.min_member()) eviction.whole_workload = true;
+      if (!cluster().binding(pod)) eviction.moved = false;
+    }
+    // A workload whose gang moved restarts where it now runs.
+    if (eviction.whole_workload && eviction.moved) workload.started_at = now();
+    ++stats.evictions;
+    result_.evictions.push_back(std::move(eviction));
+  }
+  if (beneficiary >= 0 && workloads().is_running(beneficiary, cluster())) {
+    workloads()[beneficiary].started_at = now();
+    result_.started.push_back({beneficiary, action});
+    ++stats.started;
+  }
+}
+
+void CycleContext::finish_result() {
+  std::sort(pending_.begin(), pending_.end(), [&](WorkloadId a, WorkloadId b) {
+    const Workload& first = workloads()[a];
+    const Workload& second = workloads()[b];
+    return first.queue != second.queue ? first.queue < second.queue : runs_before(first, a, second, b);
+  });
+  for (WorkloadId id : pending_) {
+    if (!workloads().is_pending(id, cluster())) continue;
+    std::optional<PendingReason>& reason = reasons_[static_cast<size_t>(id)];
+    result_.pending.push_back({id, reason ? std::move(*reason) : PendingReason{}});
+  }
+  for (const Eviction& eviction : result_.evictions) {
+    if (!eviction.whole_workload || eviction.moved || !workloads().is_pending(eviction.workload, cluster())) continue;
+    PendingReason reason;
+    reason.code = PendingCode::kEvicted;
+    reason.gang_size = workloads()[eviction.workload].min_member();
+    reason.evicted_by = action_name(eviction.action);
+    reason.evicted_for = workloads()[eviction.beneficiary].spec.name;
+    result_.pending.push_back({eviction.workload, std::move(reason)});
+  }
+  result_.allocated_after = ledger_.allocated();
+}
+
+}  // namespace tessera

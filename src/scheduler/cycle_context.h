@@ -1,0 +1,91 @@
+// What the actions of one cycle share: the inputs, the live queue ledger, the pending reasons,
+// which pods sit on which node, and the bookkeeping that turns committed statements into the
+// cycle's result. Internal to the scheduler layer.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "scheduler/cycle.h"
+#include "scheduler/queue_ledger.h"
+
+namespace tessera {
+
+// A unit of eviction: a whole workload (every pod it has bound), or one elastic extra.
+struct VictimUnit {
+  WorkloadId workload = -1;
+  PodId extra = -1;  // >= 0: only this elastic extra
+  bool whole() const { return extra < 0; }
+};
+
+class CycleContext {
+ public:
+  CycleContext(CycleInputs inputs, const CycleOptions& options, FairShares shares, std::vector<QueueLoad> loads,
+               std::vector<ResourceVector> non_preemptible);
+
+  ClusterState& cluster() { return inputs_.cluster; }
+  Placer& placer() { return inputs_.placer; }
+  WorkloadSet& workloads() { return inputs_.workloads; }
+  const QueueTree& tree() const { return inputs_.queues; }
+  const ResourceMeter& meter() const { return inputs_.meter; }
+  const CycleOptions& options() const { return options_; }
+  double now() const { return inputs_.now; }
+  QueueLedger& ledger() { return ledger_; }
+  const FairShares& shares() const { return shares_; }
+  CycleResult& result() { return result_; }
+
+  // What the gang of a pending workload asks for, and the GPUs (milli) it needs.
+  const ResourceVector& gang_request(WorkloadId workload);
+  int64_t gang_gpu_milli(WorkloadId workload) const;
+  std::vector<ResourceId> key_resources(WorkloadId workload) { return meter().key_resources(gang_request(workload)); }
+
+  // Workloads pending now, and the reason each failed so far (absent: not tried yet).
+  const std::vector<WorkloadId>& pending() const { return pending_; }
+  std::optional<PendingReason>& reason(WorkloadId workload) { return reasons_[static_cast<size_t>(workload)]; }
+
+  // Pods that may be bound on a node (a superset: check the binding before use).
+  const std::vector<PodId>& pods_on(NodeIndex node) const { return pods_on_node_[static_cast<size_t>(node)]; }
+
+  // Statement operations that keep the ledger and the node index in step. Use these, not the
+  // statement's own, inside actions.
+  void allocate(Statement& statement, PodId pod, Binding binding);
+  void evict(Statement& statement, PodId pod);
+  // Rolls back to the checkpoint, ledger included.
+  void rollback(Statement& statement, Statement::Checkpoint checkpoint);
+
+  // Places the pods as a gang through the placer, keeping the ledger in step.
+  bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr);
+
+  // Commits the statement and records what it did: the workloads that started (and the action
+  // that made room), the units evicted (moved when re-placed), the operations.
+  void commit(Statement& statement, Action action, WorkloadId beneficiary);
+
+  // The amount a unit holds now, and its GPUs in milli.
+  ResourceVector unit_amount(const VictimUnit& unit) const;
+  // The bound pods of a unit.
+  std::vector<PodId> unit_pods(const VictimUnit& unit) const;
+
+  // Clears all failure memos; called whenever a commit changes the cluster.
+  uint64_t generation() const { return generation_; }
+
+  void finish_result();
+
+ private:
+  CycleInputs inputs_;
+  const CycleOptions& options_;
+  FairShares shares_;
+  QueueLedger ledger_;
+  CycleResult result_;
+  std::vector<WorkloadId> pending_;
+  std::vector<std::optional<PendingReason>> reasons_;
+  std::vector<std::vector<PodId>> pods_on_node_;
+  std::vector<ResourceVector> gang_requests_;  // per workload, computed on first use
+  std::vector<bool> gang_request_known_;
+  uint64_t generation_ = 0;
+};
+
+// Whole-workload and per-pod ordering shared by the actions.
+// Inside a queue: higher priority first, then older, then lower id.
+bool runs_before(const Workload& a, WorkloadId a_id, const Workload& b, WorkloadId b_id);
+
+}  // namespace tessera

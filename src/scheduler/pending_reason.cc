@@ -1,0 +1,69 @@
+#include "scheduler/pending_reason.h"
+
+#include <fmt/format.h>
+
+namespace tessera {
+
+std::string_view pending_code_name(PendingCode code) {
+  switch (code) {
+    case PendingCode::kQueueLimit:
+      return "QueueLimit";
+    case PendingCode::kNonPreemptibleQuota:
+      return "NonPreemptibleQuota";
+    case PendingCode::kUnschedulable:
+      return "Unschedulable";
+    case PendingCode::kEvicted:
+      return "Evicted";
+  }
+  return "Unknown";
+}
+
+std::string format_resource_amount(std::string_view resource, double amount) {
+  if (resource == kCpuResource) return fmt::format("{:.4g} CPU", amount / 1000.0);
+  if (resource == kMemoryResource) return fmt::format("{:.4g} GiB memory", amount / double(int64_t{1} << 30));
+  return fmt::format("{:.4g} {}", amount, resource);
+}
+
+std::string describe(const PendingReason& reason, const QueueTree& tree) {
+  auto amount = [&](ResourceId resource, double value) {
+    return format_resource_amount(tree.resources().name(resource), value);
+  };
+  switch (reason.code) {
+    case PendingCode::kQueueLimit: {
+      const QuotaBlock& block = *reason.quota;
+      return fmt::format("queue '{}' is at its limit: it holds {} of a limit of {}, and this workload needs {}",
+                         tree.spec(block.queue).name, amount(block.resource, block.held),
+                         amount(block.resource, block.bound), amount(block.resource, block.requested));
+    }
+    case PendingCode::kNonPreemptibleQuota: {
+      const QuotaBlock& block = *reason.quota;
+      return fmt::format(
+          "non-preemptible workloads may use only deserved quota: queue '{}' has {} of its {} deserved in "
+          "non-preemptible use, and this workload needs {}",
+          tree.spec(block.queue).name, amount(block.resource, block.held), amount(block.resource, block.bound),
+          amount(block.resource, block.requested));
+    }
+    case PendingCode::kEvicted:
+      return fmt::format("evicted by {} to make room for '{}'; it waits in its queue for room again", reason.evicted_by,
+                         reason.evicted_for);
+    case PendingCode::kUnschedulable:
+      break;
+  }
+  std::string text = reason.gang_size > 1
+                         ? fmt::format("pod {} of a gang of {} fits on no node ({})", reason.nodes.failed_pod_index + 1,
+                                       reason.gang_size, reason.nodes.describe())
+                         : fmt::format("fits on no node ({})", reason.nodes.describe());
+  if (reason.reclaim_blocked) {
+    const auto& excess = *reason.reclaim_blocked;
+    text += fmt::format("; no reclaim: queue '{}' holds {}, and this workload would take it past its fair share of {}",
+                        tree.spec(excess.queue).name, amount(excess.resource, excess.held),
+                        amount(excess.resource, excess.fair_share));
+  } else if (reason.reclaim_tried) {
+    text += "; reclaim found no victims that free enough room without pushing their queues below fair share";
+  }
+  if (reason.preemption_tried) text += "; no lower-priority preemptible work in its queue frees enough room";
+  if (reason.consolidation_tried && !reason.reclaim_tried) text += "; moving running work would not make room";
+  return text;
+}
+
+}  // namespace tessera

@@ -1,0 +1,50 @@
+// Why a workload is still pending after a cycle (SPEC §7): a code for programs, the facts behind
+// it (the quota term, the nodes per failed predicate, what reclaim found), and a sentence for
+// people rendered from those facts only when asked, so a cycle with 100,000 pending workloads
+// does not format 100,000 sentences nobody reads.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/placer.h"
+#include "policy/fair_share.h"
+#include "scheduler/queue_ledger.h"
+
+namespace tessera {
+
+enum class PendingCode : uint8_t {
+  kQueueLimit,           // its queue (or an ancestor) is at its limit
+  kNonPreemptibleQuota,  // non-preemptible work may use only the deserved quota, which is in use
+  kUnschedulable,        // no node can take its gang now, and no action could make room
+  kEvicted,              // it was running and was evicted this cycle; it waits for room again
+};
+
+// "QueueLimit", "NonPreemptibleQuota", "Unschedulable", "Evicted"
+std::string_view pending_code_name(PendingCode code);
+
+struct PendingReason {
+  PendingCode code = PendingCode::kUnschedulable;
+  std::optional<QuotaBlock> quota;  // kQueueLimit, kNonPreemptibleQuota: the term in the way
+  FailureSummary nodes;             // kUnschedulable: nodes per failed predicate, for the gang pod that failed
+  int gang_size = 1;
+  // kUnschedulable: what the actions that could have made room found.
+  std::optional<QueueLedger::FairShareExcess> reclaim_blocked;  // set: reclaim not allowed, the queue is at its share
+  bool consolidation_tried = false;
+  bool reclaim_tried = false;
+  bool preemption_tried = false;
+  // kEvicted: the action that evicted it and the workload it made room for.
+  std::string evicted_by;
+  std::string evicted_for;
+};
+
+// One sentence, e.g. "pod 1 of a gang of 4 fits on no node (12 nodes: not enough idle GPUs;
+// 3 nodes: untolerated taint); no reclaim: queue 'susan' holds 8 gpu, at or above its fair
+// share of 6".
+std::string describe(const PendingReason& reason, const QueueTree& tree);
+
+// A quantity of a queue resource as people read it: GPUs as a number, CPU in cores, memory in GiB.
+std::string format_resource_amount(std::string_view resource, double amount);
+
+}  // namespace tessera

@@ -1,0 +1,119 @@
+#include "scheduler/queue_ledger.h"
+
+#include "policy/queue_order.h"
+
+namespace tessera {
+
+namespace {
+
+// Quantities are sums of doubles (fractions of GPUs); comparisons allow for their rounding.
+constexpr double kSlack = 1e-6;
+
+}  // namespace
+
+QueueLedger::QueueLedger(const QueueTree& tree, const FairShares& shares, std::span<const QueueLoad> loads,
+                         std::span<const ResourceVector> non_preemptible)
+    : tree_(tree),
+      shares_(shares),
+      allocated_(tree.size(), ResourceVector(tree.resource_count(), 0.0)),
+      non_preemptible_(tree.size(), ResourceVector(tree.resource_count(), 0.0)) {
+  for (QueueIndex leaf : tree.leaves()) {
+    if (leaf < loads.size()) add(leaf, loads[leaf].allocated, true);
+    if (leaf < non_preemptible.size()) {
+      for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree.parent(queue)) {
+        for (ResourceId r = 0; r < non_preemptible[leaf].size() && r < tree.resource_count(); ++r) {
+          non_preemptible_[queue][r] += non_preemptible[leaf][r];
+        }
+      }
+    }
+  }
+}
+
+double QueueLedger::dominant_share(QueueIndex queue) const {
+  return tessera::dominant_share(shares_.fair_share[queue], allocated_[queue]);
+}
+
+void QueueLedger::add(QueueIndex leaf, const ResourceVector& amount, bool preemptible) {
+  for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
+    for (ResourceId r = 0; r < amount.size() && r < tree_.resource_count(); ++r) {
+      allocated_[queue][r] += amount[r];
+      if (!preemptible) non_preemptible_[queue][r] += amount[r];
+    }
+  }
+}
+
+void QueueLedger::remove(QueueIndex leaf, const ResourceVector& amount, bool preemptible) {
+  for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
+    for (ResourceId r = 0; r < amount.size() && r < tree_.resource_count(); ++r) {
+      allocated_[queue][r] -= amount[r];
+      if (!preemptible) non_preemptible_[queue][r] -= amount[r];
+    }
+  }
+}
+
+std::optional<QuotaBlock> QueueLedger::check_allocation(QueueIndex leaf, const ResourceVector& request,
+                                                        bool preemptible,
+                                                        std::span<const ResourceId> key_resources) const {
+  for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
+    for (ResourceId r = 0; r < request.size() && r < tree_.resource_count(); ++r) {
+      if (request[r] <= 0) continue;
+      const QueueQuota& quota = tree_.quota(queue, r);
+      if (quota.limit && allocated_[queue][r] + request[r] > *quota.limit + kSlack) {
+        return QuotaBlock{QuotaBlock::Rule::kLimit, queue, r, allocated_[queue][r], *quota.limit, request[r]};
+      }
+    }
+    if (preemptible) continue;
+    for (ResourceId r : key_resources) {
+      const double deserved = tree_.quota(queue, r).deserved;
+      if (non_preemptible_[queue][r] + resource_at(request, r) > deserved + kSlack) {
+        return QuotaBlock{QuotaBlock::Rule::kNonPreemptibleQuota,
+                          queue,
+                          r,
+                          non_preemptible_[queue][r],
+                          deserved,
+                          resource_at(request, r)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<QueueLedger::FairShareExcess> QueueLedger::reclaim_blocked(
+    QueueIndex leaf, const ResourceVector& request, std::span<const ResourceId> key_resources) const {
+  for (ResourceId r : key_resources) {
+    const double fair = shares_.share(leaf, r);
+    if (allocated_[leaf][r] + resource_at(request, r) > fair + kSlack) {
+      return FairShareExcess{leaf, r, allocated_[leaf][r], fair};
+    }
+  }
+  return std::nullopt;
+}
+
+bool QueueLedger::is_ancestor_or_self(QueueIndex ancestor, QueueIndex queue) const {
+  for (; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
+    if (queue == ancestor) return true;
+  }
+  return false;
+}
+
+bool QueueLedger::may_lose(QueueIndex victim_leaf, QueueIndex reclaimer_leaf, const ResourceVector& amount,
+                           const ResourceVector& request, const std::vector<ResourceVector>& before,
+                           std::span<const ResourceId> key_resources) const {
+  for (QueueIndex queue = victim_leaf; queue != QueueTree::kNoParent && !is_ancestor_or_self(queue, reclaimer_leaf);
+       queue = tree_.parent(queue)) {
+    for (ResourceId r : key_resources) {
+      const double lost = resource_at(amount, r);
+      if (lost <= 0) continue;
+      if (allocated_[queue][r] - lost < shares_.share(queue, r) - kSlack) return false;
+    }
+  }
+  for (QueueIndex queue = tree_.parent(reclaimer_leaf);
+       queue != QueueTree::kNoParent && !is_ancestor_or_self(queue, victim_leaf); queue = tree_.parent(queue)) {
+    for (ResourceId r : key_resources) {
+      if (before[queue][r] + resource_at(request, r) > shares_.share(queue, r) + kSlack) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace tessera

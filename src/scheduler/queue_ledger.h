@@ -1,0 +1,85 @@
+// Live accounting of what every queue holds during a cycle, and the quota rules that read it
+// (SPEC §2–§4): limits, non-preemptible work within deserved quota, reclaim only by queues under
+// their fair share and only from queues that stay at or above theirs. Allocations and evictions
+// are posted to the leaf and rolled up to every ancestor, so each rule is checked on the whole
+// path from the leaf to the top.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/queue.h"
+#include "policy/fair_share.h"
+
+namespace tessera {
+
+// Why a request may not be allocated in its queue now.
+struct QuotaBlock {
+  enum class Rule : uint8_t {
+    kLimit,               // the queue, or an ancestor, would exceed its limit
+    kNonPreemptibleQuota  // non-preemptible work would exceed the deserved quota
+  };
+  Rule rule;
+  QueueIndex queue;     // the queue whose term is exceeded (the leaf or an ancestor)
+  ResourceId resource;  // the resource that would exceed it
+  double held = 0;      // what the queue holds of it (non-preemptible work only, for that rule)
+  double bound = 0;     // the limit or the deserved quota
+  double requested = 0;
+};
+
+class QueueLedger {
+ public:
+  // `allocated` and `non_preemptible`: per queue (leaves only are read), per resource.
+  QueueLedger(const QueueTree& tree, const FairShares& shares, std::span<const QueueLoad> loads,
+              std::span<const ResourceVector> non_preemptible);
+
+  const QueueTree& tree() const { return tree_; }
+  const FairShares& shares() const { return shares_; }
+  // Per queue (leaves and inner queues): what it holds now.
+  const ResourceVector& allocated(QueueIndex queue) const { return allocated_[queue]; }
+  const std::vector<ResourceVector>& allocated() const { return allocated_; }
+  // allocated / fair share, dominant over resources (queue_order.h).
+  double dominant_share(QueueIndex queue) const;
+
+  void add(QueueIndex leaf, const ResourceVector& amount, bool preemptible);
+  void remove(QueueIndex leaf, const ResourceVector& amount, bool preemptible);
+
+  // Limits on the whole path, and for non-preemptible work the deserved quota of the key
+  // resources (ResourceMeter::key_resources). nullopt: allowed.
+  std::optional<QuotaBlock> check_allocation(QueueIndex leaf, const ResourceVector& request, bool preemptible,
+                                             std::span<const ResourceId> key_resources) const;
+
+  // Whether the leaf queue may reclaim for the request: holding it would keep every key resource
+  // within the leaf's fair share. When not, says by how much. (Its ancestors are checked per
+  // victim, by may_lose: resources moved between two projects of one department do not change
+  // what the department holds.)
+  struct FairShareExcess {
+    QueueIndex queue;
+    ResourceId resource;
+    double held;
+    double fair_share;
+  };
+  std::optional<FairShareExcess> reclaim_blocked(QueueIndex leaf, const ResourceVector& request,
+                                                 std::span<const ResourceId> key_resources) const;
+
+  // Whether `victim_leaf` may lose `amount` to a reclaim of `request` by `reclaimer_leaf`. Below
+  // their nearest common ancestor, every queue on the victim's side keeps each key resource it
+  // loses at or above its fair share, and every queue on the reclaimer's side above its leaf
+  // stays within its fair share with the request added to what it held when the reclaim began
+  // (`before`, a copy of allocated() taken then).
+  bool may_lose(QueueIndex victim_leaf, QueueIndex reclaimer_leaf, const ResourceVector& amount,
+                const ResourceVector& request, const std::vector<ResourceVector>& before,
+                std::span<const ResourceId> key_resources) const;
+
+ private:
+  bool is_ancestor_or_self(QueueIndex ancestor, QueueIndex queue) const;
+
+  const QueueTree& tree_;
+  const FairShares& shares_;
+  std::vector<ResourceVector> allocated_;
+  std::vector<ResourceVector> non_preemptible_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,54 @@
+#include "scheduler/queue_picker.h"
+
+#include <algorithm>
+
+namespace tessera {
+
+QueuePicker::QueuePicker(CycleContext& context, const std::vector<WorkloadId>& candidates)
+    : context_(context),
+      by_leaf_(context.tree().size()),
+      cursor_(context.tree().size(), 0),
+      remaining_(context.tree().size(), 0) {
+  const QueueTree& tree = context.tree();
+  const WorkloadSet& workloads = context.workloads();
+  for (WorkloadId id : candidates) {
+    const QueueIndex leaf = workloads[id].queue;
+    by_leaf_[leaf].push_back(id);
+    for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree.parent(queue)) ++remaining_[queue];
+  }
+  for (auto& list : by_leaf_) {
+    std::sort(list.begin(), list.end(),
+              [&](WorkloadId a, WorkloadId b) { return runs_before(workloads[a], a, workloads[b], b); });
+  }
+}
+
+WorkloadId QueuePicker::next() {
+  const QueueTree& tree = context_.tree();
+  const QueueLedger& ledger = context_.ledger();
+  const std::vector<QueueIndex>* level = &tree.top_level();
+  QueueIndex chosen = QueueTree::kNoParent;
+  while (true) {
+    QueueIndex best = QueueTree::kNoParent;
+    double best_share = 0;
+    for (QueueIndex queue : *level) {
+      if (remaining_[queue] == 0) continue;
+      const double share = ledger.dominant_share(queue);
+      if (best == QueueTree::kNoParent || share < best_share ||
+          (share == best_share &&
+           (tree.spec(queue).priority > tree.spec(best).priority ||
+            (tree.spec(queue).priority == tree.spec(best).priority && tree.spec(queue).name < tree.spec(best).name)))) {
+        best = queue;
+        best_share = share;
+      }
+    }
+    if (best == QueueTree::kNoParent) return -1;
+    chosen = best;
+    if (tree.is_leaf(chosen)) break;
+    level = &tree.children(chosen);
+  }
+  const WorkloadId workload = by_leaf_[chosen][cursor_[chosen]++];
+  for (QueueIndex queue = chosen; queue != QueueTree::kNoParent; queue = tree.parent(queue)) --remaining_[queue];
+  return workload;
+}
+
+}  // namespace tessera

@@ -1,0 +1,46 @@
+// What a pod counts against its queue, per queue resource (SPEC §2): GPUs (fractions included),
+// CPU millicores, memory bytes, and the per-model GPU resources ("gpu/H100") a tree names.
+#pragma once
+
+#include <vector>
+
+#include "core/binding.h"
+#include "core/cluster.h"
+#include "core/pod.h"
+#include "core/queue.h"
+
+namespace tessera {
+
+class ResourceMeter {
+ public:
+  ResourceMeter(const ClusterSpec& cluster, const ResourceNames& resources);
+
+  size_t resource_count() const { return resource_count_; }
+  // What the cluster's nodes hold of each resource: the capacity fair shares divide.
+  ResourceVector capacity() const;
+
+  // A pod not yet placed. A GPU-memory request counts as the portion of a device of the
+  // cluster's median device memory; the per-model resource counts only when the pod allows
+  // exactly one model.
+  ResourceVector pending(const PodSpec& pod) const;
+  // A placed pod: the GPU portion it holds on its devices, counted under their model too.
+  ResourceVector bound(const PodSpec& pod, const Binding& binding) const;
+  // Adds the amount to `total` (both sized resource_count()).
+  void add_pending(const PodSpec& pod, ResourceVector& total) const;
+  void add_bound(const PodSpec& pod, const Binding& binding, ResourceVector& total) const;
+
+  // The resources quota rules compare for a request (see docs/fair-share.md): the GPU resources
+  // when it asks for GPUs (gpu and any per-model one it touches), else CPU and memory.
+  std::vector<ResourceId> key_resources(const ResourceVector& request) const;
+
+ private:
+  void add_common(const PodSpec& pod, ResourceVector& total) const;
+
+  const ClusterSpec& cluster_;
+  size_t resource_count_;
+  ResourceId gpu_ = 0, cpu_ = 1, memory_ = 2;
+  std::vector<int> model_resource_;  // per GPU model id: its resource id, or -1
+  int64_t typical_device_memory_ = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,245 @@
+// The scheduling cycle, rule by rule (SPEC §3–§4), on worlds small enough to check by hand.
+#include "scheduler/cycle.h"
+
+#include <gtest/gtest.h>
+
+#include "scheduler_world.h"
+
+namespace tessera {
+namespace {
+
+using testing::gpu_queue;
+using testing::SchedulerWorld;
+using testing::uniform_cluster;
+using testing::WorkloadShape;
+
+std::vector<QueueSpec> lab_queues() {
+  return {gpu_queue("lab", "", 8), gpu_queue("susan", "lab", 2), gpu_queue("joe", "lab", 2),
+          gpu_queue("jemma", "lab", 2)};
+}
+
+int evicted_pods(const CycleResult& result) {
+  int count = 0;
+  for (const Eviction& eviction : result.evictions) count += static_cast<int>(eviction.pods.size());
+  return count;
+}
+
+TEST(Cycle, SusanBorrowsIdleGpusAndGivesThemBackWithinOneCycle) {
+  SchedulerWorld world(uniform_cluster(1, 8), lab_queues());
+  std::vector<WorkloadId> susan;
+  for (int i = 0; i < 8; ++i) susan.push_back(world.submit(fmt::format("susan-{}", i), "susan", {}, i));
+  CycleResult first = world.cycle(10);
+  EXPECT_EQ(first.started.size(), 8u);
+  EXPECT_EQ(world.gpus_of("susan"), 8);
+
+  world.submit("joe-0", "joe", {}, 100);
+  world.submit("joe-1", "joe", {}, 100);
+  CycleResult second = world.cycle(200);
+  EXPECT_EQ(world.gpus_of("joe"), 2);
+  EXPECT_EQ(world.gpus_of("susan"), 6);
+  ASSERT_EQ(second.evictions.size(), 2u);
+  for (const Eviction& eviction : second.evictions) {
+    EXPECT_EQ(eviction.action, Action::kReclaim);
+    EXPECT_TRUE(eviction.whole_workload);
+    EXPECT_FALSE(eviction.moved);
+    // The youngest of Susan's jobs go first.
+    EXPECT_TRUE(eviction.workload == susan[7] || eviction.workload == susan[6]) << eviction.workload;
+  }
+  // Susan's evicted jobs wait, saying why: her fair share is now 6.
+  ASSERT_EQ(second.pending.size(), 2u);
+  EXPECT_EQ(second.pending[0].reason.code, PendingCode::kEvicted);
+  const std::string why = describe(second.pending[0].reason, world.tree());
+  EXPECT_NE(why.find("evicted by reclaim to make room for 'joe-"), std::string::npos) << why;
+  const QueueIndex lab_susan = *world.tree().find("susan");
+  EXPECT_DOUBLE_EQ(second.shares.share(lab_susan, 0), 6);
+
+  world.submit("jemma-0", "jemma", {}, 300);
+  world.submit("jemma-1", "jemma", {}, 300);
+  CycleResult third = world.cycle(400);
+  EXPECT_EQ(world.gpus_of("jemma"), 2);
+  EXPECT_EQ(world.gpus_of("joe"), 2);
+  EXPECT_EQ(world.gpus_of("susan"), 4);
+  EXPECT_EQ(evicted_pods(third), 2);
+}
+
+TEST(Cycle, ReclaimNeverPushesAVictimQueueBelowItsFairShare) {
+  // Susan and Joe hold 4 each, their fair shares of the 8; Joe's fifth job would take from
+  // Susan's share, so it waits.
+  SchedulerWorld world(uniform_cluster(1, 8), lab_queues());
+  for (int i = 0; i < 4; ++i) world.submit(fmt::format("susan-{}", i), "susan", {}, 0);
+  for (int i = 0; i < 4; ++i) world.submit(fmt::format("joe-{}", i), "joe", {}, 0);
+  world.cycle(10);
+  ASSERT_EQ(world.gpus_of("susan"), 4);
+  ASSERT_EQ(world.gpus_of("joe"), 4);
+  const WorkloadId extra = world.submit("joe-4", "joe", {}, 20);
+  CycleResult result = world.cycle(30);
+  EXPECT_TRUE(result.evictions.empty());
+  EXPECT_EQ(world.gpus_of("susan"), 4);
+  ASSERT_EQ(result.pending.size(), 1u);
+  EXPECT_EQ(result.pending[0].workload, extra);
+  const std::string why = describe(result.pending[0].reason, world.tree());
+  EXPECT_NE(why.find("no reclaim: queue 'joe' holds 4 gpu, and this workload would take it past its fair share of 4"),
+            std::string::npos)
+      << why;
+}
+
+TEST(Cycle, NonPreemptibleWorkIsNeverEvictedAndUsesOnlyDeservedQuota) {
+  SchedulerWorld world(uniform_cluster(1, 8), lab_queues());
+  // Susan's notebooks are non-preemptible: only her 2 deserved GPUs may hold them.
+  for (int i = 0; i < 3; ++i) world.submit(fmt::format("nb-{}", i), "susan", {.preemptible = false}, i);
+  CycleResult first = world.cycle(10);
+  EXPECT_EQ(world.gpus_of("susan"), 2);
+  ASSERT_EQ(first.pending.size(), 1u);
+  EXPECT_EQ(first.pending[0].reason.code, PendingCode::kNonPreemptibleQuota);
+  const std::string why = describe(first.pending[0].reason, world.tree());
+  EXPECT_NE(why.find("queue 'susan' has 2 gpu of its 2 gpu deserved"), std::string::npos) << why;
+
+  // Joe fills the rest; Jemma then has nothing to reclaim from Susan's notebooks.
+  for (int i = 0; i < 6; ++i) world.submit(fmt::format("joe-{}", i), "joe", {}, 20);
+  world.cycle(30);
+  EXPECT_EQ(world.gpus_of("joe"), 6);
+  world.submit("jemma-0", "jemma", {.gpus_per_pod = 2}, 40);
+  CycleResult third = world.cycle(50);
+  EXPECT_EQ(world.gpus_of("jemma"), 2);  // taken from Joe, above his share
+  EXPECT_EQ(world.gpus_of("susan"), 2);
+  for (const Eviction& eviction : third.evictions) {
+    EXPECT_TRUE(world.workloads()[eviction.workload].spec.preemptible);
+  }
+}
+
+TEST(Cycle, QueueLimitsHoldEvenWhenTheClusterIsIdle) {
+  SchedulerWorld world(uniform_cluster(1, 8), {gpu_queue("capped", "", 2, 1, 3), gpu_queue("other", "", 6)});
+  for (int i = 0; i < 5; ++i) world.submit(fmt::format("job-{}", i), "capped", {}, i);
+  CycleResult result = world.cycle(10);
+  EXPECT_EQ(world.gpus_of("capped"), 3);
+  ASSERT_EQ(result.pending.size(), 2u);
+  EXPECT_EQ(result.pending[0].reason.code, PendingCode::kQueueLimit);
+  const std::string why = describe(result.pending[0].reason, world.tree());
+  EXPECT_NE(why.find("queue 'capped' is at its limit: it holds 3 gpu of a limit of 3"), std::string::npos) << why;
+}
+
+TEST(Cycle, GangStartsWhole_OrNotAtAll_WithAReasonNamingThePod) {
+  SchedulerWorld world(uniform_cluster(3, 8), {gpu_queue("team", "", 24)});
+  const WorkloadId gang = world.submit("train", "team", {.pods = 4, .gpus_per_pod = 8}, 0);
+  CycleResult result = world.cycle(1);
+  EXPECT_EQ(world.bound(gang), 0);
+  ASSERT_EQ(result.pending.size(), 1u);
+  EXPECT_EQ(result.pending[0].reason.code, PendingCode::kUnschedulable);
+  const std::string why = describe(result.pending[0].reason, world.tree());
+  EXPECT_NE(why.find("pod 4 of a gang of 4 fits on no node (3 nodes: not enough idle GPUs"), std::string::npos) << why;
+}
+
+TEST(Cycle, ReclaimEvictsWholeGangsAndElasticExtrasFirst) {
+  SchedulerWorld world(uniform_cluster(2, 4), {gpu_queue("a", "", 4), gpu_queue("b", "", 4)});
+  // An elastic workload of a: 2 pods needed, 6 wanted; it takes the whole idle cluster.
+  const WorkloadId elastic = world.submit("elastic", "a", {.pods = 8, .min_member = 2}, 0);
+  world.cycle(1);
+  ASSERT_EQ(world.bound(elastic), 8);
+  // b claims its 4 deserved GPUs back: four extras go, the gang of 2 keeps running (and 2 more).
+  world.submit("b-job", "b", {.gpus_per_pod = 4}, 2);
+  CycleResult result = world.cycle(3);
+  EXPECT_EQ(world.gpus_of("b"), 4);
+  EXPECT_TRUE(world.running(elastic));
+  EXPECT_EQ(world.bound(elastic), 4);
+  for (const Eviction& eviction : result.evictions) EXPECT_FALSE(eviction.whole_workload);
+
+  // A gang victim goes whole: c's gang of 2 pods on two nodes.
+  SchedulerWorld gangs(uniform_cluster(2, 4), {gpu_queue("c", "", 0, 0), gpu_queue("d", "", 6)});
+  const WorkloadId pair = gangs.submit("pair", "c", {.pods = 2, .gpus_per_pod = 4}, 0);
+  gangs.cycle(1);
+  ASSERT_TRUE(gangs.running(pair));
+  gangs.submit("d-job", "d", {.gpus_per_pod = 4}, 2);
+  CycleResult taken = gangs.cycle(3);
+  EXPECT_EQ(gangs.bound(pair), 0);
+  ASSERT_EQ(taken.evictions.size(), 1u);
+  EXPECT_TRUE(taken.evictions[0].whole_workload);
+  EXPECT_EQ(taken.evictions[0].pods.size(), 2u);
+}
+
+TEST(Cycle, MinimumRuntimeProtectsFreshWork) {
+  std::vector<QueueSpec> queues = lab_queues();
+  queues[0].reclaim_min_runtime_seconds = 600;  // set on the parent, inherited by the leaves
+  SchedulerWorld world(uniform_cluster(1, 8), queues);
+  for (int i = 0; i < 8; ++i) world.submit(fmt::format("susan-{}", i), "susan", {}, 0);
+  world.cycle(0);
+  world.submit("joe-0", "joe", {}, 100);
+  CycleResult early = world.cycle(300);
+  EXPECT_TRUE(early.evictions.empty());
+  EXPECT_EQ(world.gpus_of("joe"), 0);
+  CycleResult later = world.cycle(600);
+  EXPECT_EQ(later.evictions.size(), 1u);
+  EXPECT_EQ(world.gpus_of("joe"), 1);
+}
+
+TEST(Cycle, EvictionsAreBoundedByWhatThePendingWorkloadNeeds) {
+  // The only victim holds 8 GPUs; a 1-GPU job may not evict it (8 > 2 x 1), a 4-GPU job may.
+  SchedulerWorld world(uniform_cluster(1, 8), {gpu_queue("big", "", 0, 0), gpu_queue("small", "", 8)});
+  const WorkloadId big = world.submit("big", "big", {.gpus_per_pod = 8}, 0);
+  world.cycle(1);
+  ASSERT_TRUE(world.running(big));
+  world.submit("one", "small", {}, 2);
+  CycleResult refused = world.cycle(3);
+  EXPECT_TRUE(refused.evictions.empty());
+  EXPECT_TRUE(world.running(big));
+  world.submit("four", "small", {.gpus_per_pod = 4}, 4);
+  CycleResult allowed = world.cycle(5);
+  ASSERT_EQ(allowed.evictions.size(), 1u);
+  EXPECT_EQ(allowed.evictions[0].gpu_milli, 8000);
+  EXPECT_FALSE(world.running(big));
+}
+
+TEST(Cycle, PreemptionInsideAQueueTakesLowerPriorityOnly) {
+  SchedulerWorld world(uniform_cluster(1, 4), {gpu_queue("team", "", 4)});
+  const WorkloadId low = world.submit("low", "team", {.gpus_per_pod = 2, .priority = 1}, 0);
+  const WorkloadId same = world.submit("same", "team", {.gpus_per_pod = 2, .priority = 5}, 0);
+  world.cycle(1);
+  ASSERT_TRUE(world.running(low) && world.running(same));
+  const WorkloadId urgent = world.submit("urgent", "team", {.gpus_per_pod = 2, .priority = 5}, 2);
+  CycleResult result = world.cycle(3);
+  EXPECT_TRUE(world.running(urgent));
+  EXPECT_FALSE(world.running(low));
+  EXPECT_TRUE(world.running(same));
+  ASSERT_EQ(result.evictions.size(), 1u);
+  EXPECT_EQ(result.evictions[0].action, Action::kPreempt);
+  // An equal-priority newcomer preempts nobody.
+  world.submit("peer", "team", {.gpus_per_pod = 2, .priority = 5}, 4);
+  CycleResult none = world.cycle(5);
+  EXPECT_TRUE(none.evictions.empty());
+}
+
+TEST(Cycle, ConsolidationMovesScatteredWorkToFitAWholeNodeJob) {
+  // Two 4-GPU nodes, each with 2 one-GPU jobs: 4 GPUs free but none whole on one node.
+  auto cluster = uniform_cluster(2, 4);
+  SchedulerWorld world(cluster, {gpu_queue("team", "", 8)}, "spread");
+  std::vector<WorkloadId> small;
+  for (int i = 0; i < 4; ++i) small.push_back(world.submit(fmt::format("s{}", i), "team", {}, 0));
+  world.cycle(1);
+  ASSERT_EQ(world.cluster().node_state(0).idle_devices(), 2);
+  ASSERT_EQ(world.cluster().node_state(1).idle_devices(), 2);
+  const WorkloadId whole = world.submit("whole", "team", {.gpus_per_pod = 4}, 2);
+  CycleResult result = world.cycle(3);
+  EXPECT_TRUE(world.running(whole));
+  for (WorkloadId id : small) EXPECT_TRUE(world.running(id));
+  ASSERT_EQ(result.evictions.size(), 2u);
+  for (const Eviction& eviction : result.evictions) {
+    EXPECT_EQ(eviction.action, Action::kConsolidate);
+    EXPECT_TRUE(eviction.moved);
+  }
+}
+
+TEST(Cycle, QueuesAreServedByLowestDominantShareDownTheTree) {
+  // One GPU left and two departments wanting it: the one further below its share goes first.
+  SchedulerWorld world(uniform_cluster(1, 4), {gpu_queue("rich", "", 2), gpu_queue("poor", "", 2),
+                                               gpu_queue("rich-p", "rich", 2), gpu_queue("poor-p", "poor", 2)});
+  world.submit("r0", "rich-p", {.gpus_per_pod = 2}, 0);
+  world.submit("p0", "poor-p", {}, 0);
+  world.cycle(1);
+  const WorkloadId rich_next = world.submit("r1", "rich-p", {}, 2);
+  const WorkloadId poor_next = world.submit("p1", "poor-p", {}, 3);  // younger, yet served first
+  world.cycle(4);
+  EXPECT_TRUE(world.running(poor_next));
+  EXPECT_FALSE(world.running(rich_next));
+}
+
+}  // namespace
+}  // namespace tessera
