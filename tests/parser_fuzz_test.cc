@@ -41,6 +41,19 @@ cluster:
       gpu_memory: 80Gi
       labels: {rack: r1}
       taints: [{key: dedicated, value: infer, effect: NoSchedule}]
+queues:
+  - name: org
+    priority: 1
+    preempt_min_runtime: 600
+    quota:
+      gpu: {deserved: 12, weight: 2, limit: 16}
+      cpu: {deserved: 64, limit: 128}
+      memory: {deserved: 512Gi}
+  - name: team-a
+    parent: org
+    reclaim_min_runtime: 60
+    quota: {gpu: {deserved: 8}, gpu/A100: {deserved: 4, weight: 0, limit: 4}}
+  - {name: team-b, parent: org, quota: {cpu: {deserved: 500m}}}
 workloads:
   - name: train
     count: 2
@@ -49,7 +62,9 @@ workloads:
     priority: 1
     preemptible: true
     arrival: 0
+    arrival_interval: 30
     duration: 3600
+    checkpoint_interval: 600
     pods: 4
     min_member: 2
     pod:
@@ -60,6 +75,7 @@ workloads:
       node_selector: {rack: r1}
       tolerations: [{key: dedicated, operator: Equal, value: infer, effect: NoSchedule}]
   - name: share
+    queue: team-b
     kind: interactive
     arrival: 1.5
     pod: {cpu: 500m, memory: 1Gi, gpu_portion: 0.5}

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "policy/fair_share.h"
 #include "sim/embedded_traces.h"
 
 namespace tessera {
@@ -182,6 +183,11 @@ TEST(ScenarioYaml, DocumentedExampleParses) {
   EXPECT_EQ(parts->workloads->front().name, "pretrain");
   EXPECT_EQ(parts->workloads->front().pods.size(), 8U);
   EXPECT_EQ(parts->workloads->back().name, "finetune-2");
+  EXPECT_DOUBLE_EQ(parts->workloads->back().arrival_seconds, 1200);
+  EXPECT_DOUBLE_EQ(parts->workloads->back().checkpoint_interval_seconds, 600);
+  ASSERT_TRUE(parts->queues.has_value());
+  EXPECT_EQ(parts->queues->size(), 5U);
+  EXPECT_EQ(parts->resources.names().back(), "gpu/H100");
 }
 
 TEST(ScenarioYaml, NameDefaultsToTheFileStem) {
@@ -241,13 +247,13 @@ TEST(ScenarioYaml, EmptyOrNotAMap) {
   expect_error_at(parse(""), 1, 1, "(top level)", "the file is empty");
   expect_error_at(parse("# only a comment\n"), 1, 1, "(top level)", "the file is empty");
   expect_error_at(parse("- a\n- b\n"), 1, 1, "(top level)",
-                  "is a list (expected a map with keys: name, cluster, workloads)");
+                  "is a list (expected a map with keys: name, cluster, queues, workloads)");
   expect_error_at(parse("just text\n"), 1, 1, "(top level)", "is 'just text'");
 }
 
 TEST(ScenarioYaml, UnknownKeysAreNamedWithTheAllowedOnes) {
   expect_error_at(parse("name: x\nclustr: {}\n"), 2, 1, "clustr",
-                  "unknown field (expected one of: name, cluster, workloads)");
+                  "unknown field (expected one of: name, cluster, queues, workloads)");
   expect_error_at(parse("cluster:\n  nodes:\n    - name: n\n      cpu: 1\n      memory: 1Gi\n      gpu: 2\n"), 6, 7,
                   "cluster.nodes[0].gpu", "unknown field (expected one of: name, count, cpu, memory, gpus");
   expect_error_at(parse("workloads:\n  - name: a\n    pod: {}\n  - name: b\n    pod:\n      gpu_portoin: 0.5\n"), 6, 7,
@@ -388,6 +394,234 @@ TEST(ScenarioYaml, DeepNestingIsAnErrorNotACrash) {
   ASSERT_FALSE(result.ok());
   EXPECT_TRUE(result.error().message.starts_with("s.yaml:1:")) << result.error().message;
   EXPECT_NE(result.error().message.find("levels deep"), std::string::npos) << result.error().message;
+}
+
+// ----- Queues -----
+
+constexpr std::string_view kQueuesExample = R"(cluster:
+  nodes:
+    - {name: a, cpu: 64, memory: 512Gi, gpus: 8, gpu_model: A100, gpu_memory: 80Gi}
+    - {name: h, cpu: 64, memory: 512Gi, gpus: 8, gpu_model: H100, gpu_memory: 80Gi}
+queues:
+  - name: research
+    priority: 2
+    preempt_min_runtime: 600
+    reclaim_min_runtime: 0
+    quota:
+      gpu: {deserved: 8, weight: 2, limit: 16}
+      cpu: {deserved: 64, limit: 128}
+      memory: {deserved: 512Gi}
+      gpu/H100: {deserved: 4}
+  - name: vision
+    parent: research
+    reclaim_min_runtime: 300
+    quota:
+      gpu: {deserved: 2.5, weight: 0}
+      cpu: {deserved: 500m}
+  - name: nlp
+    parent: research
+    priority: -1
+    quota:
+      gpu/A100: {deserved: 1, limit: 3}
+      gpu/H100: {deserved: 2}
+  - name: ops
+    parent: ""
+workloads:
+  - name: w
+    queue: vision
+    pod: {gpus: 1}
+  - name: o
+    queue: ops
+    pod: {}
+)";
+
+TEST(ScenarioYamlQueues, CompleteExample) {
+  auto parts = parse(kQueuesExample);
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  // gpu, cpu, memory, then the per-model resources in order of first appearance.
+  EXPECT_EQ(parts->resources.names(), (std::vector<std::string>{"gpu", "cpu", "memory", "gpu/H100", "gpu/A100"}));
+  ASSERT_TRUE(parts->queues.has_value());
+  const std::vector<QueueSpec>& queues = *parts->queues;
+  ASSERT_EQ(queues.size(), 4U);
+  for (const QueueSpec& queue : queues) EXPECT_EQ(queue.quota.size(), 5U) << queue.name;  // padded
+
+  const QueueSpec& research = queues[0];
+  EXPECT_EQ(research.name, "research");
+  EXPECT_EQ(research.parent, "");
+  EXPECT_EQ(research.priority, 2);
+  EXPECT_EQ(research.preempt_min_runtime_seconds, 600);
+  EXPECT_EQ(research.reclaim_min_runtime_seconds, 0);
+  EXPECT_EQ(research.quota[0], (QueueQuota{8, 2, 16}));
+  EXPECT_EQ(research.quota[1], (QueueQuota{64000, 1, 128000}));  // millicores
+  EXPECT_EQ(research.quota[2], (QueueQuota{512.0 * kGiB, 1, std::nullopt}));
+  EXPECT_EQ(research.quota[3], (QueueQuota{4, 1, std::nullopt}));
+  EXPECT_EQ(research.quota[4], QueueQuota{});
+
+  const QueueSpec& vision = queues[1];
+  EXPECT_EQ(vision.parent, "research");
+  EXPECT_EQ(vision.priority, 0);
+  // Inheritance is the scheduler's business: what the file does not say stays empty.
+  EXPECT_FALSE(vision.preempt_min_runtime_seconds.has_value());
+  EXPECT_EQ(vision.reclaim_min_runtime_seconds, 300);
+  EXPECT_EQ(vision.quota[0], (QueueQuota{2.5, 0, std::nullopt}));
+  EXPECT_EQ(vision.quota[1], (QueueQuota{500, 1, std::nullopt}));
+  EXPECT_EQ(vision.quota[2], QueueQuota{});
+
+  const QueueSpec& nlp = queues[2];
+  EXPECT_EQ(nlp.priority, -1);
+  EXPECT_EQ(nlp.quota[0], QueueQuota{});
+  EXPECT_EQ(nlp.quota[3], (QueueQuota{2, 1, std::nullopt}));
+  EXPECT_EQ(nlp.quota[4], (QueueQuota{1, 1, 3}));
+
+  EXPECT_EQ(queues[3].parent, "");
+  EXPECT_TRUE(queues[3].quota_for(0) == QueueQuota{});
+  EXPECT_FALSE(queues[3].preempt_min_runtime_seconds.has_value());
+  EXPECT_FALSE(queues[3].reclaim_min_runtime_seconds.has_value());
+
+  // The specs build a tree as they are.
+  auto tree = QueueTree::build(queues, parts->resources);
+  ASSERT_TRUE(tree.ok()) << tree.error().message;
+  EXPECT_EQ(tree->leaves().size(), 3U);
+  ASSERT_EQ(parts->workloads->size(), 2U);
+  EXPECT_EQ((*parts->workloads)[0].queue, "vision");
+}
+
+TEST(ScenarioYamlQueues, AbsentMeansNoQueuesAndNoCheck) {
+  auto parts = parse("workloads:\n  - {name: w, queue: anything, pod: {}}\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_FALSE(parts->queues.has_value());
+  EXPECT_EQ(parts->resources.names(), ResourceNames::standard().names());
+  EXPECT_EQ((*parts->workloads)[0].queue, "anything");
+  // An empty section is a tree with no queues: then no workload has a leaf to go to.
+  auto empty = parse("queues: []\n");
+  ASSERT_TRUE(empty.ok()) << empty.error().message;
+  ASSERT_TRUE(empty->queues.has_value());
+  EXPECT_TRUE(empty->queues->empty());
+}
+
+TEST(ScenarioYamlQueues, PerModelQuotasWithoutAClusterAreNotChecked) {
+  auto parts = parse("queues:\n  - {name: q, quota: {gpu/B200: {deserved: 1}}}\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_EQ(parts->resources.names().back(), "gpu/B200");
+  // With a cluster hint (the --cluster the file is combined with) they are.
+  auto hint =
+      parse("cluster:\n  nodes: [{name: n, cpu: 1, memory: 1Gi, gpus: 1, gpu_model: A100, gpu_memory: 40Gi}]\n");
+  ASSERT_TRUE(hint.ok()) << hint.error().message;
+  expect_error_at(parse("queues:\n  - {name: q, quota: {gpu/B200: {deserved: 1}}}\n", hint->cluster.get()), 2, 23,
+                  "queues[0].quota.gpu/B200", "unknown GPU model 'B200'; the cluster has: A100");
+  EXPECT_TRUE(parse("queues:\n  - {name: q, quota: {gpu/A100: {deserved: 1}}}\n", hint->cluster.get()).ok());
+}
+
+constexpr std::string_view kGpuCluster =
+    "cluster:\n  nodes: [{name: n, cpu: 1, memory: 1Gi, gpus: 1, gpu_model: A100, gpu_memory: 40Gi}]\n";
+
+TEST(ScenarioYamlQueues, Errors) {
+  // Unknown keys: in a queue, in a quota entry, and an unknown resource.
+  expect_error_at(parse("queues:\n  - name: a\n    weight: 1\n"), 3, 5, "queues[0].weight",
+                  "unknown field (expected one of: name, parent, priority, preempt_min_runtime, reclaim_min_runtime, "
+                  "quota)");
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpu: {deserved: 1, limt: 2}\n"), 4, 26,
+                  "queues[0].quota.gpu.limt", "unknown field (expected one of: deserved, weight, limit)");
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpus: {deserved: 1}\n"), 4, 7, "queues[0].quota.gpus",
+                  "unknown resource (expected gpu, cpu, memory or gpu/MODEL)");
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpu/: {deserved: 1}\n"), 4, 7, "queues[0].quota.gpu/",
+                  "names no GPU model");
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpu: {deserved: 1}\n      gpu: {deserved: 2}\n"), 5, 7,
+                  "queues[0].quota.gpu", "appears twice");
+  // Wrong types and out of range.
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpu: {deserved: -1}\n"), 4, 23,
+                  "queues[0].quota.gpu.deserved", "-1 is negative (expected a number of GPUs >= 0");
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      cpu: {deserved: -2}\n"), 4, 23,
+                  "queues[0].quota.cpu.deserved", "'-2' is negative");
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      memory: {deserved: lots}\n"), 4, 26,
+                  "queues[0].quota.memory.deserved", "'lots' is not a valid quantity");
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpu: {weight: -0.5}\n"), 4, 21,
+                  "queues[0].quota.gpu.weight", "-0.5 is negative (expected an over-quota weight >= 0");
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpu: 8\n"), 4, 12, "queues[0].quota.gpu",
+                  "is '8' (expected a map with keys: deserved, weight, limit)");
+  expect_error_at(parse("queues:\n  - name: a\n    quota: [gpu]\n"), 3, 12, "queues[0].quota", "is a list");
+  expect_error_at(parse("queues:\n  - name: a\n    priority: high\n"), 3, 15, "queues[0].priority",
+                  "'high' is not a whole number");
+  expect_error_at(parse("queues:\n  - name: a\n    preempt_min_runtime: -5\n"), 3, 26, "queues[0].preempt_min_runtime",
+                  "-5 is negative");
+  expect_error_at(parse("queues:\n  - name: a\n    reclaim_min_runtime: soon\n"), 3, 26,
+                  "queues[0].reclaim_min_runtime", "'soon' is not a number");
+  expect_error_at(parse("queues:\n  - parent: b\n"), 2, 5, "queues[0].name", "is missing");
+  expect_error_at(parse("queues: {name: a}\n"), 1, 9, "queues", "is a map (expected a list of queues");
+  // limit < deserved, in the unit of the resource.
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpu: {deserved: 8, limit: 4}\n"), 4, 33,
+                  "queues[0].quota.gpu.limit", "4 GPUs is less than deserved, 8 GPUs (expected a limit >= deserved)");
+  expect_error_at(parse("queues:\n  - name: a\n    quota:\n      cpu: {deserved: 2, limit: 1500m}\n"), 4, 33,
+                  "queues[0].quota.cpu.limit", "1500 millicores is less than deserved, 2000 millicores");
+  // An unknown GPU model in gpu/MODEL, against the file's own cluster.
+  expect_error_at(parse(std::string(kGpuCluster) + "queues:\n  - name: a\n    quota:\n      gpu/H100: {deserved: 1}\n"),
+                  6, 7, "queues[0].quota.gpu/H100",
+                  "unknown GPU model 'H100'; the cluster has: A100 (expected one of them)");
+}
+
+TEST(ScenarioYamlQueues, TreeErrorsArePlacedAtTheQueue) {
+  expect_error_at(parse("queues:\n  - name: a\n  - name: b\n    parent: lab\n"), 4, 13, "queues[1].parent",
+                  "parent 'lab' is not a queue (expected the name of a queue in this section");
+  expect_error_at(parse("queues:\n  - {name: top}\n  - {name: a, parent: b}\n  - {name: b, parent: a}\n"), 3, 23,
+                  "queues[1].parent", "parent forms a cycle (a -> b -> a) (expected parents that lead up");
+  expect_error_at(parse("queues:\n  - {name: a, parent: a}\n"), 2, 23, "queues[0].parent", "(a -> a)");
+  expect_error_at(parse("queues:\n  - name: a\n  - name: b\n  - name: a\n"), 4, 11, "queues[2].name",
+                  "'a' is the name of queues[0] too (expected unique queue names)");
+  // A parent may be listed after its children.
+  auto later = parse("queues:\n  - {name: child, parent: lab}\n  - {name: lab}\n");
+  ASSERT_TRUE(later.ok()) << later.error().message;
+}
+
+TEST(ScenarioYamlQueues, WorkloadsBelongToLeafQueues) {
+  constexpr std::string_view kQueues =
+      "queues:\n  - {name: lab}\n  - {name: susan, parent: lab}\n  - {name: joe, parent: lab}\n";
+  EXPECT_TRUE(parse(std::string(kQueues) + "workloads:\n  - {name: w, queue: joe, pod: {}}\n").ok());
+  expect_error_at(parse(std::string(kQueues) + "workloads:\n  - {name: w, queue: lab, pod: {}}\n"), 6, 22,
+                  "workloads[0].queue", "queue 'lab' has child queues (expected a leaf queue: susan, joe)");
+  expect_error_at(parse(std::string(kQueues) + "workloads:\n  - name: w\n    queue: jemma\n    pod: {}\n"), 7, 12,
+                  "workloads[0].queue",
+                  "queue 'jemma' is not in the queues section (expected a leaf queue: susan, joe)");
+  // Without `queue` a workload is in 'default', which must then be a leaf too.
+  expect_error_at(parse(std::string(kQueues) + "workloads:\n  - {name: w, pod: {}}\n"), 6, 5, "workloads[0].queue",
+                  "is missing, so the workload is in queue 'default'");
+  EXPECT_TRUE(parse("queues: [{name: default}]\nworkloads:\n  - {name: w, pod: {}}\n").ok());
+  // Only a few leaf names are listed.
+  std::string many = "queues:\n";
+  for (int i = 0; i < 10; ++i) many += "  - {name: q" + std::to_string(i) + "}\n";
+  expect_error_at(parse(many + "workloads:\n  - {name: w, queue: x, pod: {}}\n"), 13, 22, "workloads[0].queue",
+                  "(expected a leaf queue: q0, q1, q2, q3, q4, q5, ... (10 in all))");
+  // Pods of an Alibaba list are checked as well.
+  expect_error_at(parse("queues: [{name: team}]\nworkloads:\n  alibaba_pods: builtin:default\n"), 3, 17,
+                  "workloads.alibaba_pods", "is not in the queues section");
+}
+
+TEST(ScenarioYaml, ArrivalIntervalSpreadsTheCopies) {
+  auto parts = parse(
+      "workloads:\n"
+      "  - {name: a, count: 3, arrival: 100, arrival_interval: 60, pod: {}}\n"
+      "  - {name: b, arrival: 130, pod: {}}\n"
+      "  - {name: c, count: 2, arrival: 160, pod: {}}\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  std::vector<std::pair<std::string, double>> order;
+  for (const WorkloadSpec& workload : *parts->workloads) order.emplace_back(workload.name, workload.arrival_seconds);
+  // Sorted by arrival; ties (a-1, c-0, c-1 at 160) keep the file's order.
+  EXPECT_EQ(order, (std::vector<std::pair<std::string, double>>{
+                       {"a-0", 100}, {"b", 130}, {"a-1", 160}, {"c-0", 160}, {"c-1", 160}, {"a-2", 220}}));
+  expect_error_at(parse("workloads:\n  - {name: a, count: 2, arrival_interval: -1, pod: {}}\n"), 2, 43,
+                  "workloads[0].arrival_interval", "-1 is negative");
+  expect_error_at(parse("workloads:\n  - {name: a, count: 2, arrival_interval: 1e308, arrival: 1e308, pod: {}}\n"), 2,
+                  43, "workloads[0].arrival_interval", "too large");
+}
+
+TEST(ScenarioYaml, CheckpointInterval) {
+  auto parts = parse("workloads:\n  - {name: a, checkpoint_interval: 600, pod: {}}\n  - {name: b, pod: {}}\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_DOUBLE_EQ((*parts->workloads)[0].checkpoint_interval_seconds, 600);
+  EXPECT_DOUBLE_EQ((*parts->workloads)[1].checkpoint_interval_seconds, 0);  // no checkpoints
+  expect_error_at(parse("workloads:\n  - {name: a, checkpoint_interval: 0, pod: {}}\n"), 2, 36,
+                  "workloads[0].checkpoint_interval", "0 is not positive");
+  expect_error_at(parse("workloads:\n  - {name: a, checkpoint_interval: often, pod: {}}\n"), 2, 36,
+                  "workloads[0].checkpoint_interval", "'often' is not a number");
 }
 
 // ----- Quantities -----

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "sim/alibaba_trace.h"
@@ -55,6 +56,12 @@ Result<ScenarioParts> load_yaml(const std::string& path, const ClusterSpec* clus
   return parse_scenario_yaml(*text, path, resolver_beside(path), cluster_hint);
 }
 
+// The queues travel with the workloads: they come from the file that supplied them.
+void take_queues(ScenarioParts& parts, Scenario& scenario) {
+  scenario.queues = std::move(parts.queues).value_or(std::vector<QueueSpec>());
+  scenario.resources = std::move(parts.resources);
+}
+
 }  // namespace
 
 Result<std::string> read_reference(std::string_view reference) {
@@ -77,7 +84,7 @@ Result<std::string> read_reference(std::string_view reference) {
 
 Result<Scenario> load_scenario(const ScenarioRequest& request) {
   Scenario scenario;
-  std::optional<std::vector<WorkloadSpec>> yaml_workloads;
+  std::optional<ScenarioParts> cluster_file;  // a YAML --cluster that also carries workloads
   if (is_yaml(request.cluster)) {
     auto parts = load_yaml(request.cluster, nullptr);
     if (!parts) return parts.error();
@@ -87,9 +94,9 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
     scenario.cluster = parts->cluster;
     scenario.cluster_source = parts->cluster_source.empty() ? request.cluster : parts->cluster_source;
     scenario.name = parts->name;
-    if (parts->workloads) {
-      yaml_workloads = std::move(parts->workloads);
+    if (parts->workloads && !request.workload_given) {
       scenario.workload_source = parts->workload_source.empty() ? request.cluster : parts->workload_source;
+      cluster_file = std::move(*parts);
     }
   } else {
     auto text = read_reference(request.cluster);
@@ -100,8 +107,9 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
     scenario.cluster_source = display_name(request.cluster);
   }
 
-  if (yaml_workloads && !request.workload_given) {
-    scenario.workloads = std::move(*yaml_workloads);
+  if (cluster_file) {
+    scenario.workloads = std::move(*cluster_file->workloads);
+    take_queues(*cluster_file, scenario);
   } else if (is_yaml(request.workload)) {
     auto parts = load_yaml(request.workload, scenario.cluster.get());
     if (!parts) return parts.error();
@@ -110,6 +118,7 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
                                request.workload)};
     scenario.workloads = std::move(*parts->workloads);
     scenario.workload_source = parts->workload_source.empty() ? request.workload : parts->workload_source;
+    take_queues(*parts, scenario);
     if (scenario.name.empty()) scenario.name = parts->name;
   } else {
     auto text = read_reference(request.workload);

@@ -1,6 +1,8 @@
 // Resolves what `tessera sim --cluster X --workload Y` names into a Scenario. Each of X and Y
 // may be `builtin:NAME` (an embedded Alibaba trace), an Alibaba CSV file (node list or pod
-// list), or a Tessera scenario YAML that may carry the cluster, the workloads, or both.
+// list), or a Tessera scenario YAML that may carry the cluster, the workloads, or both. The queue
+// tree travels with the workloads: it comes from the YAML file that supplied them (none for an
+// Alibaba pod list).
 #pragma once
 
 #include <string>

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "policy/fair_share.h"
 #include "sim/alibaba_trace.h"
 
 namespace tessera {
@@ -135,16 +136,26 @@ constexpr int64_t kMaxGpusPerNode = 64;
 constexpr int64_t kMaxGpusPerPod = 64;
 constexpr int64_t kMaxPodsPerWorkload = 10'000;
 constexpr int64_t kMaxPodsInScenario = 1'000'000;
+constexpr size_t kMaxQueues = 10'000;
+constexpr size_t kMaxLeafNamesShown = 6;
 constexpr size_t kMaxQuotedLength = 40;
 
-constexpr std::string_view kTopKeys[] = {"name", "cluster", "workloads"};
+constexpr std::string_view kTopKeys[] = {"name", "cluster", "queues", "workloads"};
 constexpr std::string_view kClusterKeys[] = {"alibaba_nodes", "nodes"};
 constexpr std::string_view kNodeKeys[] = {"name",      "count",      "cpu",    "memory", "gpus",
                                           "gpu_model", "gpu_memory", "labels", "taints", "schedulable"};
 constexpr std::string_view kTaintKeys[] = {"key", "value", "effect"};
 constexpr std::string_view kWorkloadSourceKeys[] = {"alibaba_pods"};
-constexpr std::string_view kWorkloadKeys[] = {"name",    "count",    "queue", "kind",       "priority", "preemptible",
-                                              "arrival", "duration", "pods",  "min_member", "pod"};
+constexpr std::string_view kQueueKeys[] = {"name", "parent", "priority", "preempt_min_runtime", "reclaim_min_runtime",
+                                           "quota"};
+constexpr std::string_view kQuotaKeys[] = {"deserved", "weight", "limit"};
+constexpr std::string_view kWorkloadKeys[] = {"name",     "count",
+                                              "queue",    "kind",
+                                              "priority", "preemptible",
+                                              "arrival",  "arrival_interval",
+                                              "duration", "checkpoint_interval",
+                                              "pods",     "min_member",
+                                              "pod"};  // what
 constexpr std::string_view kPodKeys[] = {"cpu",         "memory",        "gpus",
                                          "gpu_portion", "gpu_memory",    "gpu_memory_limit",
                                          "gpu_models",  "node_selector", "tolerations"};
@@ -637,12 +648,247 @@ ClusterPart read_cluster(Problems& problems, const YAML::Node& node, const Place
   return {std::move(cluster), ""};
 }
 
-// ----- Workloads -----
-
 std::string catalog_description(const GpuModelCatalog& catalog) {
   if (catalog.size() == 0) return "the cluster has no GPU models";
   return fmt::format("the cluster has: {}", fmt::join(catalog.names(), ", "));
 }
+
+// ----- Queues -----
+
+// A number >= 0, or nullopt when absent or wrong.
+std::optional<double> non_negative_number(const YamlMap& map, std::string_view key, std::string_view expected) {
+  auto value = map.number(key, expected);
+  if (value && *value < 0) {
+    map.report(key, fmt::format("{} is negative (expected {})", *value, expected));
+    return std::nullopt;
+  }
+  return value;
+}
+
+// How a quota's amounts are written and counted.
+enum class QuotaUnit { kGpus, kCpu, kMemory };
+
+std::string amount_text(double amount, QuotaUnit unit) {
+  switch (unit) {
+    case QuotaUnit::kGpus:
+      return fmt::format("{} GPUs", amount);
+    case QuotaUnit::kCpu:
+      return fmt::format("{} millicores", amount);
+    case QuotaUnit::kMemory:
+      break;
+  }
+  return fmt::format("{} bytes", amount);
+}
+
+std::optional<double> quota_amount(const YamlMap& map, std::string_view key, QuotaUnit unit) {
+  switch (unit) {
+    case QuotaUnit::kGpus:
+      return non_negative_number(map, key, "a number of GPUs >= 0, such as 8 or 0.5");
+    case QuotaUnit::kCpu:
+      if (auto milli = map.quantity(key, QuantityKind::kCpu)) return static_cast<double>(*milli);
+      return std::nullopt;
+    case QuotaUnit::kMemory:
+      break;
+  }
+  if (auto bytes = map.quantity(key, QuantityKind::kMemory)) return static_cast<double>(*bytes);
+  return std::nullopt;
+}
+
+QueueQuota read_quota_entry(Problems& problems, const YAML::Node& node, const Place& place, QuotaUnit unit) {
+  YamlMap map(problems, node, place, kQuotaKeys);
+  QueueQuota quota;
+  quota.deserved = quota_amount(map, "deserved", unit).value_or(0);
+  quota.over_quota_weight =
+      non_negative_number(map, "weight", "an over-quota weight >= 0 (0: never more than deserved)").value_or(1);
+  quota.limit = quota_amount(map, "limit", unit);
+  if (quota.limit && *quota.limit < quota.deserved) {
+    map.report("limit", fmt::format("{} is less than deserved, {} (expected a limit >= deserved)",
+                                    amount_text(*quota.limit, unit), amount_text(quota.deserved, unit)));
+  }
+  return quota;
+}
+
+// The resource a quota key names, interned into `resources`, or nullopt after reporting why not.
+std::optional<std::pair<ResourceId, QuotaUnit>> quota_resource(Problems& problems, const YAML::Node& key,
+                                                               const std::string& field, const ClusterSpec* cluster,
+                                                               ResourceNames& resources) {
+  constexpr std::string_view kExpected = "gpu, cpu, memory or gpu/MODEL";
+  const std::string& name = key.Scalar();
+  if (name == kGpuResource) return std::pair{*resources.find(kGpuResource), QuotaUnit::kGpus};
+  if (name == kCpuResource) return std::pair{*resources.find(kCpuResource), QuotaUnit::kCpu};
+  if (name == kMemoryResource) return std::pair{*resources.find(kMemoryResource), QuotaUnit::kMemory};
+  const std::string prefix = gpu_model_resource("");
+  if (!name.starts_with(prefix)) {
+    problems.report(key.Mark(), field, fmt::format("unknown resource (expected {})", kExpected));
+    return std::nullopt;
+  }
+  const std::string_view model = std::string_view(name).substr(prefix.size());
+  if (model.empty()) {
+    problems.report(key.Mark(), field, "names no GPU model (expected gpu/MODEL, such as gpu/H100)");
+    return std::nullopt;
+  }
+  if (cluster != nullptr && !cluster->models.find(model)) {
+    problems.report(key.Mark(), field,
+                    fmt::format("unknown GPU model {}; {} (expected one of them)", in_quotes(model),
+                                catalog_description(cluster->models)));
+    return std::nullopt;
+  }
+  const size_t standard = ResourceNames::standard().size();
+  if (!resources.find(name) && resources.size() - standard >= static_cast<size_t>(GpuModelSet::kMaxModels)) {
+    problems.report(key.Mark(), field,
+                    fmt::format("would be GPU model resource number {} (expected at most {} models)",
+                                resources.size() - standard + 1, GpuModelSet::kMaxModels));
+    return std::nullopt;
+  }
+  return std::pair{resources.add(name), QuotaUnit::kGpus};
+}
+
+std::vector<QueueQuota> read_quota(const YamlMap& queue, const ClusterSpec* cluster, ResourceNames& resources) {
+  std::vector<QueueQuota> quota;
+  auto node = queue.find("quota");
+  if (!node) return quota;
+  Problems& problems = queue.problems();
+  const std::string path = queue.field("quota");
+  if (!node->IsMap()) {
+    queue.report("quota", fmt::format("is {} (expected a map of resources (gpu, cpu, memory, gpu/MODEL) to "
+                                      "{{deserved, weight, limit}})",
+                                      describe(*node)));
+    return quota;
+  }
+  std::vector<std::string> seen;
+  for (const auto& entry : *node) {
+    auto name =
+        read_name(problems, entry.first, place_of(entry.first, path), "a resource: gpu, cpu, memory or gpu/MODEL");
+    if (!name) continue;
+    const std::string field = child_path(path, *name);
+    if (std::find(seen.begin(), seen.end(), *name) != seen.end()) {
+      problems.report(entry.first.Mark(), field, "appears twice (expected each resource once)");
+      continue;
+    }
+    seen.push_back(*name);
+    auto resource = quota_resource(problems, entry.first, field, cluster, resources);
+    if (!resource) continue;
+    const QueueQuota terms =
+        read_quota_entry(problems, entry.second, place_of(entry.second, entry.first.Mark(), field), resource->second);
+    if (quota.size() <= resource->first) quota.resize(resource->first + 1);
+    quota[resource->first] = terms;
+  }
+  return quota;
+}
+
+// Where a queue entry and the fields a tree error can be about are, for messages.
+struct QueuePlaces {
+  Place entry;
+  Place name;
+  Place parent;
+};
+
+QueueSpec read_queue(Problems& problems, const YAML::Node& node, const std::string& path, const ClusterSpec* cluster,
+                     ResourceNames& resources, std::vector<QueuePlaces>& places) {
+  YamlMap map(problems, node, place_of(node, path), kQueueKeys);
+  map.require("name", "the queue's name");
+  QueueSpec spec;
+  spec.name = map.name("name", "the queue's name").value_or("");
+  spec.parent = map.string("parent", "the name of the parent queue, or \"\" for a top-level queue").value_or("");
+  constexpr int64_t kIntMin = std::numeric_limits<int>::min();
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  spec.priority = static_cast<int>(map.integer("priority", kIntMin, kIntMax, "a priority").value_or(0));
+  spec.preempt_min_runtime_seconds =
+      non_negative_number(map, "preempt_min_runtime", "seconds a workload runs before it may be preempted, >= 0");
+  spec.reclaim_min_runtime_seconds =
+      non_negative_number(map, "reclaim_min_runtime", "seconds a workload runs before it may be reclaimed, >= 0");
+  spec.quota = read_quota(map, cluster, resources);
+  places.push_back(QueuePlaces{place_of(node, path), map.value_place("name"), map.value_place("parent")});
+  return spec;
+}
+
+// QueueTree::build's messages read "queue 'NAME': what was wrong"; reports one at the entry it
+// names (for a duplicate, the second entry of that name).
+void report_tree_error(Problems& problems, const Error& error, const std::vector<QueueSpec>& specs,
+                       const std::vector<QueuePlaces>& places, const Place& section) {
+  const std::string& message = error.message;
+  std::vector<size_t> named;
+  size_t prefix_length = 0;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string prefix = fmt::format("queue '{}': ", specs[i].name);
+    if (!message.starts_with(prefix) || prefix.size() < prefix_length) continue;
+    if (prefix.size() > prefix_length) named.clear();
+    prefix_length = prefix.size();
+    named.push_back(i);
+  }
+  if (named.empty()) {
+    problems.report(section.mark, section.field, message);
+    return;
+  }
+  const size_t queue = named.size() > 1 ? named[1] : named[0];
+  const std::string_view what = std::string_view(message).substr(prefix_length);
+  if (what == "duplicate name") {
+    problems.report(places[queue].name.mark, places[queue].name.field,
+                    fmt::format("{} is the name of {} too (expected unique queue names)", in_quotes(specs[queue].name),
+                                places[named[0]].entry.field));
+  } else if (what.starts_with("parent forms a cycle")) {
+    problems.report(places[queue].parent.mark, places[queue].parent.field,
+                    fmt::format("{} (expected parents that lead up to a top-level queue)", what));
+  } else if (what.starts_with("parent")) {
+    problems.report(
+        places[queue].parent.mark, places[queue].parent.field,
+        fmt::format("{} (expected the name of a queue in this section, or \"\" for a top-level queue)", what));
+  } else {
+    problems.report(places[queue].entry.mark, places[queue].entry.field, message);
+  }
+}
+
+struct QueuePart {
+  std::vector<QueueSpec> specs;
+  ResourceNames resources = ResourceNames::standard();
+  std::optional<QueueTree> tree;  // set when the section is valid
+};
+
+QueuePart read_queues(Problems& problems, const YAML::Node& node, const Place& place, const ClusterSpec* cluster) {
+  QueuePart part;
+  const std::vector<YAML::Node> items =
+      read_list(problems, node, place, "a list of queues {name, parent, priority, quota, ...}");
+  if (items.size() > kMaxQueues) {
+    problems.report(place.mark, place.field,
+                    fmt::format("has {} queues (expected at most {})", items.size(), kMaxQueues));
+    return part;
+  }
+  std::vector<QueuePlaces> places;
+  for (size_t i = 0; i < items.size() && !problems.failed(); ++i) {
+    part.specs.push_back(read_queue(problems, items[i], item_path("queues", i), cluster, part.resources, places));
+  }
+  if (problems.failed()) return part;
+  for (QueueSpec& spec : part.specs) spec.quota.resize(part.resources.size());
+  auto tree = QueueTree::build(part.specs, part.resources);
+  if (!tree) {
+    report_tree_error(problems, tree.error(), part.specs, places, place);
+    return part;
+  }
+  part.tree.emplace(std::move(*tree));
+  return part;
+}
+
+// "a, b, c" or "a, b, c, ... (40 in all)".
+std::string leaf_names(const QueueTree& tree) {
+  std::vector<std::string_view> names;
+  for (QueueIndex leaf : tree.leaves()) {
+    if (names.size() == kMaxLeafNamesShown) break;
+    names.push_back(tree.spec(leaf).name);
+  }
+  std::string text = fmt::format("{}", fmt::join(names, ", "));
+  if (tree.leaves().size() > names.size()) text += fmt::format(", ... ({} in all)", tree.leaves().size());
+  return text;
+}
+
+// Why `queue` cannot hold workloads, or nullopt when it is a leaf of the tree.
+std::optional<std::string> not_a_leaf(const QueueTree& tree, const std::string& queue) {
+  auto index = tree.find(queue);
+  if (index && tree.is_leaf(*index)) return std::nullopt;
+  const std::string_view problem = index ? "has child queues" : "is not in the queues section";
+  return fmt::format("queue {} {} (expected a leaf queue: {})", in_quotes(queue), problem, leaf_names(tree));
+}
+
+// ----- Workloads -----
 
 GpuModelSet read_gpu_models(const YamlMap& pod, const GpuModelCatalog* catalog) {
   GpuModelSet allowed = GpuModelSet::any();
@@ -740,13 +986,18 @@ struct WorkloadBudget {
 };
 
 void read_workload(Problems& problems, const YAML::Node& node, const std::string& path, const GpuModelCatalog* catalog,
-                   WorkloadBudget& budget, std::vector<WorkloadSpec>& workloads) {
+                   const QueueTree* queues, WorkloadBudget& budget, std::vector<WorkloadSpec>& workloads) {
   YamlMap map(problems, node, place_of(node, path), kWorkloadKeys);
   map.require("name", "the workload's name");
   map.require("pod", "the pod template {cpu, memory, gpus, ...}");
   const std::string name = map.name("name", "the workload's name").value_or("");
   const int64_t count = map.integer("count", 1, kMaxCount, "the number of such workloads").value_or(1);
   const std::string queue = map.name("queue", "the name of a leaf queue").value_or("default");
+  if (queues != nullptr && !problems.failed()) {
+    if (auto problem = not_a_leaf(*queues, queue)) {
+      map.report("queue", map.has("queue") ? *problem : fmt::format("is missing, so the workload is in {}", *problem));
+    }
+  }
   WorkloadKind kind = WorkloadKind::kTrain;
   if (auto text = map.string("kind", "train or interactive")) {
     if (*text == "interactive") {
@@ -759,14 +1010,26 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
   constexpr int64_t kIntMax = std::numeric_limits<int>::max();
   const int priority = static_cast<int>(map.integer("priority", kIntMin, kIntMax, "a priority").value_or(0));
   const bool preemptible = map.boolean("preemptible").value_or(kind == WorkloadKind::kTrain);
-  const double arrival = map.number("arrival", "seconds since the start, >= 0").value_or(0);
-  if (arrival < 0)
-    map.report("arrival", fmt::format("{} is negative (expected seconds since the start, >= 0)", arrival));
+  const double arrival = non_negative_number(map, "arrival", "seconds since the start, >= 0").value_or(0);
+  const double arrival_interval =
+      non_negative_number(map, "arrival_interval", "seconds between the arrivals of the count copies, >= 0")
+          .value_or(0);
+  if (!std::isfinite(arrival + static_cast<double>(count - 1) * arrival_interval)) {
+    map.report("arrival_interval",
+               fmt::format("{} makes arrival times too large to count (expected fewer seconds)", arrival_interval));
+  }
   const double duration = map.number("duration", "seconds of run time, > 0").value_or(-1);
   if (map.has("duration") && duration <= 0 && !problems.failed()) {
     map.report("duration", fmt::format("{} is not positive (expected seconds of run time, > 0; omit it to run to "
                                        "the end)",
                                        duration));
+  }
+  const double checkpoint_interval = map.number("checkpoint_interval", "seconds of run time, > 0").value_or(0);
+  if (map.has("checkpoint_interval") && checkpoint_interval <= 0 && !problems.failed()) {
+    map.report("checkpoint_interval",
+               fmt::format("{} is not positive (expected seconds of run time between checkpoints, > 0; omit it for "
+                           "no checkpoints)",
+                           checkpoint_interval));
   }
   const int64_t pods = map.integer("pods", 1, kMaxPodsPerWorkload, "the number of pods in the group").value_or(1);
   const int64_t min_member =
@@ -799,8 +1062,9 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
     workload.priority = priority;
     workload.preemptible = preemptible;
     workload.min_member = static_cast<int>(min_member);
-    workload.arrival_seconds = arrival;
+    workload.arrival_seconds = arrival + static_cast<double>(i) * arrival_interval;
     workload.duration_seconds = duration;
+    workload.checkpoint_interval_seconds = checkpoint_interval;
     workload.pods.reserve(static_cast<size_t>(pods));
     for (int64_t p = 0; p < pods; ++p) {
       PodSpec copy = pod;
@@ -817,7 +1081,7 @@ struct WorkloadPart {
 };
 
 WorkloadPart read_workloads(Problems& problems, const YAML::Node& node, const Place& place, const ClusterSpec* cluster,
-                            const TextResolver& resolve) {
+                            const QueueTree* queues, const TextResolver& resolve) {
   WorkloadPart part;
   if (node.IsMap()) {
     YamlMap map(problems, node, place, kWorkloadSourceKeys);
@@ -830,6 +1094,14 @@ WorkloadPart read_workloads(Problems& problems, const YAML::Node& node, const Pl
       map.report("alibaba_pods", workloads.error().message);
       return part;
     }
+    if (queues != nullptr) {
+      for (const WorkloadSpec& workload : *workloads) {
+        if (auto problem = not_a_leaf(*queues, workload.queue)) {
+          map.report("alibaba_pods", fmt::format("workload {}: {}", in_quotes(workload.name), *problem));
+          return part;
+        }
+      }
+    }
     part.workloads = std::move(*workloads);
     part.source = std::move(resolved->reference);
     return part;
@@ -839,7 +1111,7 @@ WorkloadPart read_workloads(Problems& problems, const YAML::Node& node, const Pl
   const GpuModelCatalog* catalog = cluster ? &cluster->models : nullptr;
   WorkloadBudget budget;
   for (size_t i = 0; i < items.size() && !problems.failed(); ++i) {
-    read_workload(problems, items[i], item_path("workloads", i), catalog, budget, part.workloads);
+    read_workload(problems, items[i], item_path("workloads", i), catalog, queues, budget, part.workloads);
   }
   std::stable_sort(part.workloads.begin(), part.workloads.end(),
                    [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.arrival_seconds < b.arrival_seconds; });
@@ -868,9 +1140,17 @@ Result<ScenarioParts> read_scenario(const YAML::Node& root, std::string_view sou
     parts.cluster_source = std::move(cluster.source);
   }
   if (problems.failed()) return problems.first();
+  const ClusterSpec* cluster = parts.cluster ? parts.cluster.get() : cluster_hint;
+  QueuePart queues;
+  if (auto node = top.find("queues")) {
+    queues = read_queues(problems, *node, top.value_place("queues"), cluster);
+    if (problems.failed()) return problems.first();
+    parts.queues = queues.specs;
+    parts.resources = queues.resources;
+  }
   if (auto node = top.find("workloads")) {
-    const ClusterSpec* cluster = parts.cluster ? parts.cluster.get() : cluster_hint;
-    WorkloadPart workloads = read_workloads(problems, *node, top.value_place("workloads"), cluster, resolve);
+    const QueueTree* tree = queues.tree ? &*queues.tree : nullptr;
+    WorkloadPart workloads = read_workloads(problems, *node, top.value_place("workloads"), cluster, tree, resolve);
     parts.workloads = std::move(workloads.workloads);
     parts.workload_source = std::move(workloads.source);
   }

@@ -1,5 +1,6 @@
-// Tessera's own scenario format (YAML): a cluster of nodes and a list of workloads with arrival
-// times, durations and gang sizes. docs/scenario-format.md is the reference.
+// Tessera's own scenario format (YAML): a cluster of nodes, a tree of queues with quotas, and a list
+// of workloads with arrival times, durations and gang sizes. docs/scenario-format.md is the
+// reference.
 //
 // Errors name the source, the line and column (1-based) and the field, and say what was expected.
 #pragma once
@@ -28,11 +29,18 @@ struct ScenarioParts {
   std::string name;
   std::shared_ptr<const ClusterSpec> cluster;
   std::optional<std::vector<WorkloadSpec>> workloads;
+  // The `queues` section, in file order, each quota padded to `resources.size()`. The tree has
+  // been validated (QueueTree::build) and every workload names one of its leaves. Min runtimes
+  // are as written: absent ones are not filled in from the parent.
+  std::optional<std::vector<QueueSpec>> queues;
+  // gpu, cpu, memory, then each gpu/MODEL a quota names, in order of first appearance.
+  ResourceNames resources = ResourceNames::standard();
   std::string cluster_source;
   std::string workload_source;
 };
 
-// `cluster_hint` resolves GPU model names in workloads when the file itself has no cluster.
+// `cluster_hint` resolves GPU model names in workloads and in per-model quotas (gpu/MODEL) when
+// the file itself has no cluster.
 Result<ScenarioParts> parse_scenario_yaml(std::string_view yaml_text, std::string_view source,
                                           const TextResolver& resolve, const ClusterSpec* cluster_hint);
 

@@ -2,7 +2,7 @@
 // parsers. Not part of the CMake build. Build and run from the repository root:
 //
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
-//       tests/fuzz/fuzz_parsers.cc src/sim/alibaba_trace.cc src/sim/scenario_yaml.cc \
+//       tests/fuzz/fuzz_parsers.cc src/sim/alibaba_trace.cc src/sim/scenario_yaml.cc src/policy/fair_share.cc \
 //       -lcsv -lyaml-cpp -lfmt -o /tmp/fuzz_parsers
 //   mkdir -p /tmp/fuzz_corpus && /tmp/fuzz_parsers -max_total_time=60 /tmp/fuzz_corpus
 //
@@ -12,6 +12,8 @@
 //   { printf '\0'; head -50 data/alibaba-gpu-v2023/openb_node_list_gpu_node.csv; } > /tmp/fuzz_corpus/nodes
 //   { printf '\2'; awk '/^## A complete/{f=1} f&&p&&/^```$/{exit} f&&p; f&&/^```yaml/{p=1}' \
 //       docs/scenario-format.md; } > /tmp/fuzz_corpus/yaml
+//   for f in scenarios/*.yaml; do { printf '\2'; cat "$f"; } > "/tmp/fuzz_corpus/$(basename "$f")"; done
+// (the documented example and the scenario library carry queues sections with quotas).
 //
 // Every result must be a value or an error whose message starts with the source name; anything
 // else aborts, as does any exception (none may escape the parsers).
