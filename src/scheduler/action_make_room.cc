@@ -24,31 +24,26 @@ std::vector<WorkloadId> waiting_for_room(CycleContext& context) {
   std::vector<WorkloadId> waiting;
   for (WorkloadId id : context.pending()) {
     const auto& reason = context.reason(id);
-    if (reason && reason->code == PendingCode::kUnschedulable && context.workloads().is_pending(id, context.cluster()))
-      waiting.push_back(id);
+    if (reason && reason->code == PendingCode::kUnschedulable && context.still_pending(id)) waiting.push_back(id);
   }
   return waiting;
 }
 
-bool past_min_runtime(const CycleContext& context, const Workload& workload, double min_runtime) {
-  return context.now() - workload.started_at >= min_runtime;
-}
-
 // Runs `attempt` for each waiting workload in queue order. A failure is remembered under `key`
-// until the next commit changes the cluster, so equal workloads are not searched twice.
-template <typename Key, typename KeyOf, typename Attempt>
-void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Attempt attempt) {
+// while `generation` stays the same, so equal workloads are not searched twice for nothing.
+template <typename Key, typename KeyOf, typename Generation, typename Attempt>
+void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Generation generation, Attempt attempt) {
   ActionStats& stats = context.result().actions[static_cast<int>(action)];
   std::map<Key, uint64_t> failed_at_generation;
   QueuePicker picker(context, waiting_for_room(context));
   for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
-    if (!context.workloads().is_pending(id, context.cluster())) continue;
+    if (!context.still_pending(id)) continue;
     const Key key = key_of(id);
     if (auto known = failed_at_generation.find(key);
-        known != failed_at_generation.end() && known->second == context.generation())
+        known != failed_at_generation.end() && known->second == generation())
       continue;
     ++stats.attempts;
-    if (!attempt(id)) failed_at_generation[key] = context.generation();
+    if (!attempt(id)) failed_at_generation[key] = generation();
   }
 }
 
@@ -58,8 +53,11 @@ void consolidate(CycleContext& context) {
   const QueueTree& tree = context.tree();
   std::vector<double> min_runtime(tree.size());
   for (QueueIndex queue = 0; queue < tree.size(); ++queue) min_runtime[queue] = preempt_min_runtime(tree, queue);
+  VictimIndex victims(context);
+  // Moves rearrange the cluster: any commit may open room for a gang that failed before.
   for_each_waiting<uint32_t>(
       context, Action::kConsolidate, [&](WorkloadId id) { return context.workloads()[id].gang_shape; },
+      [&] { return context.generation(); },
       [&](WorkloadId id) {
         const Workload& pending = context.workloads()[id];
         context.reason(id)->consolidation_tried = true;
@@ -73,11 +71,10 @@ void consolidate(CycleContext& context) {
         request.pending = id;
         request.action = Action::kConsolidate;
         request.move_victims = true;
-        request.eligible = [&](const VictimUnit& unit, const ResourceVector&) {
-          const Workload& victim = context.workloads()[unit.workload];
-          return past_min_runtime(context, victim, min_runtime[victim.queue]);
+        request.eligible = [&](const VictimIndex::Unit& unit) {
+          return context.now() - unit.started_at >= min_runtime[unit.queue];
         };
-        return make_room(context, request);
+        return make_room(context, victims, request);
       });
 }
 
@@ -85,11 +82,15 @@ void reclaim(CycleContext& context) {
   const QueueTree& tree = context.tree();
   std::vector<double> min_runtime(tree.size());
   for (QueueIndex queue = 0; queue < tree.size(); ++queue) min_runtime[queue] = reclaim_min_runtime(tree, queue);
+  VictimIndex victims(context);
+  // A reclaim only takes from queues above their share and fills the room it frees, so after it
+  // another queue's failed reclaim can succeed only if room was left free.
   for_each_waiting<std::pair<uint32_t, QueueIndex>>(
       context, Action::kReclaim,
       [&](WorkloadId id) {
         return std::pair{context.workloads()[id].gang_shape, context.workloads()[id].queue};
       },
+      [&] { return context.freed_generation(); },
       [&](WorkloadId id) {
         const Workload& pending = context.workloads()[id];
         const std::vector<ResourceId> keys = context.key_resources(id);
@@ -104,15 +105,24 @@ void reclaim(CycleContext& context) {
           return false;
         const ResourceVector& request_amount = context.gang_request(id);
         const std::vector<ResourceVector> before = context.ledger().allocated();
+        std::vector<double> allowance;
+        const size_t key_count = keys.size();
         RoomRequest request;
         request.pending = id;
         request.action = Action::kReclaim;
-        request.eligible = [&](const VictimUnit& unit, const ResourceVector& amount) {
-          const Workload& victim = context.workloads()[unit.workload];
-          return victim.queue != pending.queue && past_min_runtime(context, victim, min_runtime[victim.queue]) &&
-                 context.ledger().may_lose(victim.queue, pending.queue, amount, request_amount, before, keys);
+        request.refresh = [&] {
+          context.ledger().loss_allowance(pending.queue, request_amount, before, keys, allowance);
         };
-        return make_room(context, request);
+        request.eligible = [&](const VictimIndex::Unit& unit) {
+          if (unit.queue == pending.queue || context.now() - unit.started_at < min_runtime[unit.queue]) return false;
+          const double* entry = &allowance[unit.queue * key_count];
+          for (size_t k = 0; k < key_count; ++k) {
+            const double lost = resource_at(unit.amount, keys[k]);
+            if (lost > 0 && lost > entry[k]) return false;
+          }
+          return true;
+        };
+        return make_room(context, victims, request);
       });
 }
 
@@ -120,12 +130,14 @@ void preempt(CycleContext& context) {
   const QueueTree& tree = context.tree();
   std::vector<double> min_runtime(tree.size());
   for (QueueIndex queue = 0; queue < tree.size(); ++queue) min_runtime[queue] = preempt_min_runtime(tree, queue);
+  VictimIndex victims(context);
   for_each_waiting<std::tuple<uint32_t, QueueIndex, int>>(
       context, Action::kPreempt,
       [&](WorkloadId id) {
         const Workload& workload = context.workloads()[id];
         return std::tuple{workload.gang_shape, workload.queue, workload.spec.priority};
       },
+      [&] { return context.freed_generation(); },
       [&](WorkloadId id) {
         const Workload& pending = context.workloads()[id];
         if (context.ledger().check_allocation(pending.queue, context.gang_request(id), pending.spec.preemptible,
@@ -135,12 +147,11 @@ void preempt(CycleContext& context) {
         RoomRequest request;
         request.pending = id;
         request.action = Action::kPreempt;
-        request.eligible = [&](const VictimUnit& unit, const ResourceVector&) {
-          const Workload& victim = context.workloads()[unit.workload];
-          return victim.queue == pending.queue && victim.spec.priority < pending.spec.priority &&
-                 past_min_runtime(context, victim, min_runtime[victim.queue]);
+        request.eligible = [&](const VictimIndex::Unit& unit) {
+          return unit.queue == pending.queue && unit.priority < pending.spec.priority &&
+                 context.now() - unit.started_at >= min_runtime[unit.queue];
         };
-        return make_room(context, request);
+        return make_room(context, victims, request);
       });
 }
 

@@ -20,9 +20,11 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       reasons_(inputs.workloads.size()),
       pods_on_node_(static_cast<size_t>(inputs.cluster.node_count())),
       gang_requests_(inputs.workloads.size()),
-      gang_request_known_(inputs.workloads.size(), false) {
+      gang_request_known_(inputs.workloads.size(), false),
+      waiting_(inputs.workloads.size(), 0) {
   result_.loads = std::move(loads);
   const ClusterState& cluster = inputs.cluster;
+  typical_device_memory_ = cluster.spec().median_device_memory();
   for (WorkloadId id : inputs.workloads.active()) {
     bool any_bound = false;
     for (PodId pod : inputs.workloads[id].pods) {
@@ -31,7 +33,10 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
         any_bound = true;
       }
     }
-    if (!any_bound && !inputs.workloads[id].pods.empty()) pending_.push_back(id);
+    if (!any_bound && !inputs.workloads[id].pods.empty()) {
+      pending_.push_back(id);
+      waiting_[static_cast<size_t>(id)] = 1;
+    }
   }
 }
 
@@ -50,10 +55,9 @@ const ResourceVector& CycleContext::gang_request(WorkloadId workload) {
 int64_t CycleContext::gang_gpu_milli(WorkloadId workload) const {
   int64_t total = 0;
   const Workload& entry = inputs_.workloads[workload];
-  const int64_t device_memory = inputs_.cluster.spec().median_device_memory();
   for (PodId pod : entry.gang()) {
     const GpuRequest& gpu = inputs_.cluster.pod(pod).gpu;
-    total += gpu.kind == GpuRequest::Kind::kMemory ? gpu.milli_on_device(device_memory) : gpu.nominal_milli();
+    total += gpu.kind == GpuRequest::Kind::kMemory ? gpu.milli_on_device(typical_device_memory_) : gpu.nominal_milli();
   }
   return total;
 }
@@ -148,9 +152,15 @@ void CycleContext::commit(Statement& statement, Action action, WorkloadId benefi
   // Net operations: a pod evicted and put back where it was did nothing.
   std::map<WorkloadId, Eviction> evictions;
   std::vector<Operation> allocations;
+  int64_t gpu_delta = 0, cpu_delta = 0, memory_delta = 0;
   for (const auto& [pod, change] : changes) {
     const std::optional<Binding>& after = cluster().binding(pod);
     if (change.before == after) continue;
+    const Resources& request = cluster().pod(pod).request;
+    const int sign = (after ? 1 : 0) - (change.before ? 1 : 0);
+    cpu_delta += sign * request.cpu_milli;
+    memory_delta += sign * request.memory_bytes;
+    gpu_delta += (after ? after->gpu_milli() : 0) - (change.before ? change.before->gpu_milli() : 0);
     const WorkloadId owner = workloads().workload_of(pod);
     if (change.before) {
       result_.operations.push_back({Operation::Kind::kEvict, pod, *change.before});
@@ -161,9 +171,13 @@ void CycleContext::commit(Statement& statement, Action action, WorkloadId benefi
       eviction.action = action;
       eviction.beneficiary = beneficiary;
     }
-    if (after) allocations.push_back({Operation::Kind::kAllocate, pod, *after});
+    if (after) {
+      allocations.push_back({Operation::Kind::kAllocate, pod, *after});
+      if (owner >= 0) waiting_[static_cast<size_t>(owner)] = 0;
+    }
   }
   result_.operations.insert(result_.operations.end(), allocations.begin(), allocations.end());
+  if (gpu_delta < 0 || cpu_delta < 0 || memory_delta < 0) ++freed_generation_;
 
   ActionStats& stats = result_.actions[static_cast<int>(action)];
   for (auto& [owner, eviction] : evictions) {
@@ -193,7 +207,7 @@ void CycleContext::finish_result() {
     return first.queue != second.queue ? first.queue < second.queue : runs_before(first, a, second, b);
   });
   for (WorkloadId id : pending_) {
-    if (!workloads().is_pending(id, cluster())) continue;
+    if (!still_pending(id)) continue;
     std::optional<PendingReason>& reason = reasons_[static_cast<size_t>(id)];
     result_.pending.push_back({id, reason ? std::move(*reason) : PendingReason{}});
   }

@@ -41,6 +41,11 @@ class CycleContext {
 
   // Workloads pending now, and the reason each failed so far (absent: not tried yet).
   const std::vector<WorkloadId>& pending() const { return pending_; }
+  // Whether a workload pending at the start of the cycle is still waiting (none of its pods was
+  // placed since). A flag, not a look at every pod: actions ask it for 100,000 workloads.
+  bool still_pending(WorkloadId workload) const { return waiting_[static_cast<size_t>(workload)] != 0; }
+  // The device memory a pending GPU-memory request is measured against (the cluster's median).
+  int64_t typical_device_memory() const { return typical_device_memory_; }
   std::optional<PendingReason>& reason(WorkloadId workload) { return reasons_[static_cast<size_t>(workload)]; }
 
   // Pods that may be bound on a node (a superset: check the binding before use).
@@ -65,8 +70,11 @@ class CycleContext {
   // The bound pods of a unit.
   std::vector<PodId> unit_pods(const VictimUnit& unit) const;
 
-  // Clears all failure memos; called whenever a commit changes the cluster.
+  // Counts commits; failure memos keyed to it expire whenever the cluster changes.
   uint64_t generation() const { return generation_; }
+  // Counts commits that left some resource with less allocated in all than before: memos keyed
+  // to it expire only when room may have opened.
+  uint64_t freed_generation() const { return freed_generation_; }
 
   void finish_result();
 
@@ -77,11 +85,14 @@ class CycleContext {
   QueueLedger ledger_;
   CycleResult result_;
   std::vector<WorkloadId> pending_;
+  std::vector<char> waiting_;  // per workload: pending at the start and not placed since
   std::vector<std::optional<PendingReason>> reasons_;
   std::vector<std::vector<PodId>> pods_on_node_;
   std::vector<ResourceVector> gang_requests_;  // per workload, computed on first use
   std::vector<bool> gang_request_known_;
   uint64_t generation_ = 0;
+  uint64_t freed_generation_ = 0;
+  int64_t typical_device_memory_ = 0;
 };
 
 // Whole-workload and per-pod ordering shared by the actions.

@@ -1,6 +1,7 @@
 #include "scheduler/make_room.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "policy/feasibility.h"
@@ -9,31 +10,95 @@ namespace tessera {
 
 namespace {
 
-struct Candidate {
-  VictimUnit unit;
-  int priority = 0;
-  double started_at = 0;
-  int64_t gpu_milli = 0;  // held by the whole unit, on every node
-};
+bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
+  if (a.priority != b.priority) return a.priority < b.priority;
+  if (a.unit.whole() != b.unit.whole()) return !a.unit.whole();          // elastic extras first
+  if (a.started_at != b.started_at) return a.started_at > b.started_at;  // youngest first
+  return a.unit.workload != b.unit.workload ? a.unit.workload > b.unit.workload : a.unit.extra > b.unit.extra;
+}
+
+}  // namespace
+
+VictimIndex::VictimIndex(CycleContext& context) : by_node_(static_cast<size_t>(context.cluster().node_count())) {
+  const WorkloadSet& workloads = context.workloads();
+  const ClusterState& cluster = context.cluster();
+  whole_unit_of_.assign(workloads.size(), -1);
+  min_priority_ = INT_MAX;
+  for (WorkloadId id : workloads.active()) {
+    const Workload& workload = workloads[id];
+    // Work this cycle just placed is not taken back in the same cycle.
+    if (!workload.spec.preemptible || !workloads.is_running(id, cluster) || workload.started_at >= context.now())
+      continue;
+    auto add_unit = [&](VictimUnit victim) {
+      Unit unit;
+      unit.unit = victim;
+      unit.queue = workload.queue;
+      unit.priority = workload.spec.priority;
+      unit.started_at = workload.started_at;
+      unit.pods = context.unit_pods(victim);
+      unit.amount = context.unit_amount(victim);
+      for (PodId pod : unit.pods) {
+        unit.bindings.push_back(*cluster.binding(pod));
+        unit.requests.push_back(cluster.pod(pod).request);
+        unit.gpu_milli += unit.bindings.back().gpu_milli();
+      }
+      const auto index = static_cast<uint32_t>(units_.size());
+      for (PodId pod : unit.pods) {
+        auto& list = by_node_[static_cast<size_t>(cluster.binding(pod)->node)];
+        if (list.empty() || list.back() != index) list.push_back(index);
+      }
+      min_priority_ = std::min(min_priority_, unit.priority);
+      units_.push_back(std::move(unit));
+      return index;
+    };
+    whole_unit_of_[static_cast<size_t>(id)] = static_cast<int32_t>(add_unit({id, -1}));
+    for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
+      if (cluster.binding(workload.pods[position])) extras_of_[id].push_back(add_unit({id, workload.pods[position]}));
+    }
+  }
+  for (auto& list : by_node_) {
+    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
+  }
+  if (units_.empty()) min_priority_ = 0;
+}
+
+void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
+  for (size_t e = first; e < evictions.size(); ++e) {
+    const Eviction& eviction = evictions[e];
+    if (eviction.workload < 0 || static_cast<size_t>(eviction.workload) >= whole_unit_of_.size()) continue;
+    // The workload's pods changed, so its whole unit is stale; a whole eviction takes its extras.
+    if (const int32_t whole = whole_unit_of_[static_cast<size_t>(eviction.workload)]; whole >= 0)
+      units_[static_cast<size_t>(whole)].gone = true;
+    auto extras = extras_of_.find(eviction.workload);
+    if (extras == extras_of_.end()) continue;
+    for (uint32_t index : extras->second) {
+      Unit& unit = units_[index];
+      if (eviction.whole_workload ||
+          std::find(eviction.pods.begin(), eviction.pods.end(), unit.unit.extra) != eviction.pods.end())
+        unit.gone = true;
+    }
+  }
+}
+
+namespace {
 
 struct NodeChoice {
   NodeIndex node = -1;
   int top_priority = 0;
   int64_t gpu_milli = 0;
   int pods = 0;
-  std::vector<Candidate> victims;
+  std::vector<uint32_t> victims;
 
   bool better_than(const NodeChoice& other) const {
     if (other.node < 0) return true;
     if (top_priority != other.top_priority) return top_priority < other.top_priority;
     if (gpu_milli != other.gpu_milli) return gpu_milli < other.gpu_milli;
-    if (pods != other.pods) return pods < other.pods;
-    return node < other.node;
+    return pods < other.pods;
   }
 };
 
 struct EvictedUnit {
-  Candidate candidate;
+  const VictimIndex::Unit* unit;
   std::vector<std::pair<PodId, Binding>> pods;  // where each pod ran
 };
 
@@ -48,14 +113,23 @@ bool binding_fits(const ClusterState& cluster, PodId pod, const Binding& binding
   return true;
 }
 
+int64_t pod_gpu_need(const CycleContext& context, const PodSpec& pod) {
+  if (pod.gpu.kind == GpuRequest::Kind::kMemory) return pod.gpu.milli_on_device(context.typical_device_memory());
+  return pod.gpu.nominal_milli();
+}
+
+// Like the Kubernetes scheduler's preemption, the search looks at a bounded number of nodes that
+// could take the pod (10% of the cluster, at least 100) and keeps the cheapest of them.
+int candidate_node_limit(int node_count) { return std::max(100, node_count / 10); }
+
 class RoomSearch {
  public:
-  RoomSearch(CycleContext& context, const RoomRequest& request) : context_(context), request_(request) {}
+  RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request)
+      : context_(context), victims_(victims), request_(request) {}
 
   bool run() {
-    WorkloadSet& workloads = context_.workloads();
     ClusterState& cluster = context_.cluster();
-    const Workload& pending = workloads[request_.pending];
+    const Workload& pending = context_.workloads()[request_.pending];
     const int64_t needed = context_.gang_gpu_milli(request_.pending);
     const int64_t whole_gpus = (needed + kMilliPerGpu - 1) / kMilliPerGpu;
     const auto budget = static_cast<int64_t>(
@@ -69,142 +143,152 @@ class RoomSearch {
         context_.allocate(statement, pod, std::move(*binding));
         continue;
       }
+      if (request_.refresh) request_.refresh();
       NodeChoice choice = best_node(spec, budget - evicted_milli);
       if (choice.node < 0) return give_up(statement);
-      for (const Candidate& victim : choice.victims) {
-        EvictedUnit unit{victim, {}};
-        for (PodId victim_pod : context_.unit_pods(victim.unit)) {
-          unit.pods.emplace_back(victim_pod, *cluster.binding(victim_pod));
+      for (uint32_t index : choice.victims) {
+        const VictimIndex::Unit& unit = victims_.unit(index);
+        touched_.push_back(unit.unit.workload);
+        EvictedUnit record{&unit, {}};
+        for (PodId victim_pod : unit.pods) {
+          if (!cluster.binding(victim_pod)) continue;  // taken already with the workload's extra
+          record.pods.emplace_back(victim_pod, *cluster.binding(victim_pod));
           context_.evict(statement, victim_pod);
         }
-        evicted_milli += victim.gpu_milli;
-        evicted.push_back(std::move(unit));
+        evicted_milli += unit.gpu_milli;
+        evicted.push_back(std::move(record));
       }
       auto binding = context_.placer().find(cluster, spec);
       if (!binding) return give_up(statement);
       context_.allocate(statement, pod, std::move(*binding));
     }
-    // Put back every victim whose place is still free, the most valuable first: none is evicted
-    // unless the placed gang took its place.
-    // A workload's gang before its extras, which may come back only to a running gang.
+    // Put back every victim whose place is still free, the most valuable first (a workload's gang
+    // before its extras, which may come back only to a running gang): none is evicted unless the
+    // placed gang took its place.
     std::sort(evicted.begin(), evicted.end(), [](const EvictedUnit& a, const EvictedUnit& b) {
-      if (a.candidate.priority != b.candidate.priority) return a.candidate.priority > b.candidate.priority;
-      if (a.candidate.unit.whole() != b.candidate.unit.whole()) return a.candidate.unit.whole();
-      return a.candidate.started_at < b.candidate.started_at;
+      if (a.unit->priority != b.unit->priority) return a.unit->priority > b.unit->priority;
+      if (a.unit->unit.whole() != b.unit->unit.whole()) return a.unit->unit.whole();
+      return a.unit->started_at < b.unit->started_at;
     });
-    for (EvictedUnit& unit : evicted) {
+    for (EvictedUnit& record : evicted) {
       const Statement::Checkpoint checkpoint = statement.checkpoint();
-      if (!unit.candidate.unit.whole() && !workloads.is_running(unit.candidate.unit.workload, cluster)) {
+      if (!record.unit->unit.whole() && !context_.workloads().is_running(record.unit->unit.workload, cluster)) {
         if (request_.move_victims) return give_up(statement);  // its gang could not move: nothing happens
         continue;
       }
       bool restored = true;
-      for (const auto& [pod, binding] : unit.pods) {
-        if (!binding_fits(cluster, pod, binding)) {
+      std::vector<PodId> unplaced;
+      for (const auto& [pod, binding] : record.pods) {
+        if (cluster.binding(pod)) continue;  // moved back already, with its workload's gang
+        unplaced.push_back(pod);
+        if (restored && binding_fits(cluster, pod, binding)) {
+          context_.allocate(statement, pod, binding);
+        } else {
           restored = false;
-          break;
         }
-        context_.allocate(statement, pod, binding);
       }
       if (!restored) {
         context_.rollback(statement, checkpoint);
-        if (request_.move_victims) {
-          std::vector<PodId> pods;
-          for (const auto& entry : unit.pods) pods.push_back(entry.first);
-          if (!context_.place_gang(statement, pods)) return give_up(statement);
-        }
+        if (request_.move_victims && !context_.place_gang(statement, unplaced)) return give_up(statement);
       }
     }
+    const size_t first_eviction = context_.result().evictions.size();
     context_.commit(statement, request_.action, request_.pending);
+    victims_.forget(context_.result().evictions, first_eviction);
     return true;
   }
 
  private:
+  // Units evicted earlier in this statement stay in the index until it commits; a workload
+  // touched once is not a victim twice in one attempt.
+  bool touched(WorkloadId workload) const {
+    return std::find(touched_.begin(), touched_.end(), workload) != touched_.end();
+  }
+
   bool give_up(Statement& statement) {
     context_.rollback(statement, 0);
     return false;
   }
 
-  // The unit a running pod belongs to when evicted: its elastic extra alone, or its workload.
-  std::optional<Candidate> candidate_for(PodId pod) {
-    const WorkloadSet& workloads = context_.workloads();
-    const WorkloadId owner = workloads.workload_of(pod);
-    if (owner < 0 || owner == request_.pending) return std::nullopt;
-    const Workload& workload = workloads[owner];
-    const bool extra = workloads.position_of(pod) >= workload.min_member();
-    const VictimUnit unit{owner, extra ? pod : PodId{-1}};
-    if (!extra) {
-      if (whole_seen_.size() < workloads.size()) whole_seen_.resize(workloads.size(), 0);
-      if (whole_seen_[static_cast<size_t>(owner)] == stamp_) return std::nullopt;
-      whole_seen_[static_cast<size_t>(owner)] = stamp_;
-    }
-    if (!workload.spec.preemptible || !workloads.is_running(owner, context_.cluster())) return std::nullopt;
-    const ResourceVector amount = context_.unit_amount(unit);
-    if (!request_.eligible(unit, amount)) return std::nullopt;
-    int64_t gpu_milli = 0;
-    for (PodId unit_pod : context_.unit_pods(unit)) gpu_milli += context_.cluster().binding(unit_pod)->gpu_milli();
-    return Candidate{unit, workload.spec.priority, workload.started_at, gpu_milli};
-  }
-
   NodeChoice best_node(const PodSpec& pod, int64_t budget) {
     const ClusterState& cluster = context_.cluster();
+    const int node_count = cluster.node_count();
+    const int64_t need = pod_gpu_need(context_, pod);
+    int candidates_left = candidate_node_limit(node_count);
+    const int whole_gpus = pod.gpu.kind == GpuRequest::Kind::kWhole ? pod.gpu.whole_gpus : 0;
     NodeChoice best;
-    std::vector<Candidate> victims;
-    for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
+    NodeChoice choice;
+    const NodeIndex start = victims_.next_start() % std::max(1, node_count);
+    for (int step = 0; step < node_count; ++step) {
+      const NodeIndex node = (start + step) % node_count;
       const NodeSpec& spec = cluster.node_spec(node);
-      if (check_static(spec, pod) != Predicate::kFits) continue;
-      ++stamp_;
-      victims.clear();
-      for (PodId resident : context_.pods_on(node)) {
-        const auto& binding = cluster.binding(resident);
-        if (!binding || binding->node != node) continue;
-        if (auto candidate = candidate_for(resident)) {
-          // An extra listed twice (bound, moved away and back) counts once.
-          if (!candidate->unit.whole() && std::any_of(victims.begin(), victims.end(), [&](const Candidate& other) {
-                return other.unit.extra == candidate->unit.extra;
-              }))
-            continue;
-          victims.push_back(*candidate);
-        }
-      }
-      if (victims.empty()) continue;
-      std::sort(victims.begin(), victims.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.priority != b.priority) return a.priority < b.priority;
-        if (a.unit.whole() != b.unit.whole()) return !a.unit.whole();          // elastic extras first
-        if (a.started_at != b.started_at) return a.started_at > b.started_at;  // youngest first
-        return a.unit.workload > b.unit.workload;
-      });
+      if (spec.gpu_count() < whole_gpus || check_static(spec, pod) != Predicate::kFits) continue;
+      const auto& units = victims_.on_node(node);
+      if (units.empty()) continue;
       scratch_ = cluster.node_state(node);
-      NodeChoice choice;
       choice.node = node;
-      for (const Candidate& victim : victims) {
-        for (PodId victim_pod : context_.unit_pods(victim.unit)) {
-          const Binding& binding = *cluster.binding(victim_pod);
-          if (binding.node == node) scratch_.release(cluster.pod(victim_pod), binding);
+      choice.top_priority = INT_MIN;
+      choice.gpu_milli = 0;
+      choice.pods = 0;
+      choice.victims.clear();
+      bool fits = false;
+      released_.clear();
+      for (uint32_t index : units) {
+        const VictimIndex::Unit& unit = victims_.unit(index);
+        if (unit.gone || unit.unit.workload == request_.pending || touched(unit.unit.workload) ||
+            !request_.eligible(unit))
+          continue;
+        for (size_t member = 0; member < unit.pods.size(); ++member) {
+          // A workload's extra may come before its whole unit, which holds that pod too.
+          const PodId victim_pod = unit.pods[member];
+          if (std::find(released_.begin(), released_.end(), victim_pod) != released_.end()) continue;
+          released_.push_back(victim_pod);
+          const Binding& binding = unit.bindings[member];
+          if (binding.node == node) {
+            scratch_.free += unit.requests[member];
+            for (int16_t device : binding.devices) {
+              scratch_.gpu_used_milli[static_cast<size_t>(device)] =
+                  static_cast<int16_t>(scratch_.gpu_used_milli[static_cast<size_t>(device)] - binding.milli_per_device);
+            }
+          }
           ++choice.pods;
         }
-        choice.top_priority = choice.victims.empty() ? victim.priority : std::max(choice.top_priority, victim.priority);
-        choice.gpu_milli += victim.gpu_milli;
-        choice.victims.push_back(victim);
+        choice.top_priority = std::max(choice.top_priority, unit.priority);
+        choice.gpu_milli += unit.gpu_milli;
+        choice.victims.push_back(index);
+        // More victims only raise the cost: stop once over budget or already worse than the best.
         if (choice.gpu_milli > budget) break;
+        if (best.node >= 0 && (choice.top_priority > best.top_priority ||
+                               (choice.top_priority == best.top_priority && choice.gpu_milli > best.gpu_milli)))
+          break;
         if (check_capacity(spec, scratch_, pod) == Predicate::kFits) {
-          if (choice.better_than(best)) best = std::move(choice);
+          fits = true;
           break;
         }
       }
+      if (!fits) continue;
+      --candidates_left;
+      if (choice.better_than(best)) best = choice;
+      if (candidates_left == 0) break;
+      // Nothing beats victims of the lowest priority running that free no more than the pod needs.
+      if (best.top_priority <= victims_.min_priority() && best.gpu_milli <= need) break;
     }
+    if (best.node >= 0) victims_.next_start() = (best.node + 1) % std::max(1, node_count);
     return best;
   }
 
   CycleContext& context_;
+  VictimIndex& victims_;
   const RoomRequest& request_;
   NodeState scratch_;
-  std::vector<uint32_t> whole_seen_;
-  uint32_t stamp_ = 0;
+  std::vector<PodId> released_;
+  std::vector<WorkloadId> touched_;
 };
 
 }  // namespace
 
-bool make_room(CycleContext& context, const RoomRequest& request) { return RoomSearch(context, request).run(); }
+bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request) {
+  return RoomSearch(context, victims, request).run();
+}
 
 }  // namespace tessera

@@ -1,30 +1,76 @@
 // Making room for one pending workload by evicting (or moving) running work, the part shared by
-// consolidate, reclaim and preempt. For each pod of the gang that fits nowhere, every node that
-// could take it is tried: its eligible victims are taken youngest and lowest priority first
-// (elastic extras before whole workloads) until the pod would fit, and the node whose victims
-// cost least — lowest top priority, then fewest GPUs, then fewest pods — is chosen. Once the gang
-// is placed, every victim whose old place is still free is put back (so none is evicted in
-// vain), moved victims are re-placed, and the statement commits; if anything fails, nothing
-// happened. Victims are whole workloads or single elastic extras, never part of a gang.
+// consolidate, reclaim and preempt. For each pod of the gang that fits nowhere, nodes that could
+// take it are tried: a node's eligible victims are taken lowest priority first (elastic extras
+// before whole workloads, youngest first) until the pod would fit, and the node whose victims
+// cost least — lowest top priority, then fewest GPUs, then fewest pods — is chosen. As in the
+// Kubernetes scheduler's preemption, at most 10% of the nodes (at least 100) that could take the
+// pod are compared, starting where the last search stopped; the scan also stops at a node that
+// cannot be beaten: victims of the lowest priority running, no more GPUs than the pod needs. Once the gang is placed,
+// every victim whose old place is still free is put back (so none is evicted in vain), moved victims are re-placed, and
+// the statement commits; if anything fails, nothing happened. Victims are whole workloads or single elastic extras,
+// never part of a gang, never preemptible-flagged false, never started in this cycle.
 #pragma once
 
 #include <functional>
+#include <unordered_map>
+#include <vector>
 
 #include "scheduler/cycle_context.h"
 
 namespace tessera {
 
-// Whether a unit may be taken, given what it holds; called with the ledger as it stands.
-using VictimFilter = std::function<bool(const VictimUnit& unit, const ResourceVector& amount)>;
+// The running work one action may evict, indexed by node and kept for the whole action: built
+// once, with units marked gone as commits evict them.
+class VictimIndex {
+ public:
+  struct Unit {
+    VictimUnit unit;
+    QueueIndex queue = 0;
+    int priority = 0;
+    double started_at = 0;
+    int64_t gpu_milli = 0;            // held by the whole unit, on every node
+    ResourceVector amount;            // what it holds, per queue resource
+    std::vector<PodId> pods;          // its bound pods,
+    std::vector<Binding> bindings;    // where each runs,
+    std::vector<Resources> requests;  // and what each asks of CPU and memory
+    bool gone = false;                // evicted (or changed) by a commit of this action
+  };
+
+  explicit VictimIndex(CycleContext& context);
+
+  const std::vector<uint32_t>& on_node(NodeIndex node) const { return by_node_[static_cast<size_t>(node)]; }
+  const Unit& unit(uint32_t index) const { return units_[index]; }
+  // The lowest priority of any unit: a node whose victims are all of it is as cheap as it gets.
+  int min_priority() const { return min_priority_; }
+  // Marks gone every unit touched by the evictions: the unit itself and, for an extra, its
+  // workload's whole unit (whose pods changed).
+  void forget(const std::vector<Eviction>& evictions, size_t first);
+  // Where the next scan starts, so consecutive searches spread over the cluster.
+  NodeIndex& next_start() { return next_start_; }
+
+ private:
+  std::vector<Unit> units_;
+  std::vector<std::vector<uint32_t>> by_node_;
+  std::vector<int32_t> whole_unit_of_;  // per workload: index of its whole unit, or -1
+  std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
+  int min_priority_ = 0;
+  NodeIndex next_start_ = 0;
+};
+
+// Whether a unit may be taken; called with the ledger as it stands.
+using VictimFilter = std::function<bool(const VictimIndex::Unit& unit)>;
 
 struct RoomRequest {
   WorkloadId pending = -1;
   Action action = Action::kReclaim;
   VictimFilter eligible;
+  // Called before each search for a node and after each round of evictions, for filters that
+  // precompute from the ledger.
+  std::function<void()> refresh;
   bool move_victims = false;  // consolidation: victims must be re-placed in the same statement
 };
 
 // True when the workload now runs (the statement committed through the context).
-bool make_room(CycleContext& context, const RoomRequest& request);
+bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request);
 
 }  // namespace tessera

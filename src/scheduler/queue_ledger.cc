@@ -1,5 +1,8 @@
 #include "scheduler/queue_ledger.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "policy/queue_order.h"
 
 namespace tessera {
@@ -96,24 +99,30 @@ bool QueueLedger::is_ancestor_or_self(QueueIndex ancestor, QueueIndex queue) con
   return false;
 }
 
-bool QueueLedger::may_lose(QueueIndex victim_leaf, QueueIndex reclaimer_leaf, const ResourceVector& amount,
-                           const ResourceVector& request, const std::vector<ResourceVector>& before,
-                           std::span<const ResourceId> key_resources) const {
-  for (QueueIndex queue = victim_leaf; queue != QueueTree::kNoParent && !is_ancestor_or_self(queue, reclaimer_leaf);
-       queue = tree_.parent(queue)) {
-    for (ResourceId r : key_resources) {
-      const double lost = resource_at(amount, r);
-      if (lost <= 0) continue;
-      if (allocated_[queue][r] - lost < shares_.share(queue, r) - kSlack) return false;
+void QueueLedger::loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector& request,
+                                 const std::vector<ResourceVector>& before, std::span<const ResourceId> key_resources,
+                                 std::vector<double>& allowance) const {
+  const size_t keys = key_resources.size();
+  allowance.assign(tree_.size() * keys, -std::numeric_limits<double>::infinity());
+  for (QueueIndex leaf : tree_.leaves()) {
+    double* entry = &allowance[leaf * keys];
+    for (size_t k = 0; k < keys; ++k) entry[k] = std::numeric_limits<double>::infinity();
+    for (QueueIndex queue = leaf; queue != QueueTree::kNoParent && !is_ancestor_or_self(queue, reclaimer_leaf);
+         queue = tree_.parent(queue)) {
+      for (size_t k = 0; k < keys; ++k) {
+        const ResourceId r = key_resources[k];
+        entry[k] = std::min(entry[k], allocated_[queue][r] - shares_.share(queue, r) + kSlack);
+      }
+    }
+    for (QueueIndex queue = tree_.parent(reclaimer_leaf);
+         queue != QueueTree::kNoParent && !is_ancestor_or_self(queue, leaf); queue = tree_.parent(queue)) {
+      for (ResourceId r : key_resources) {
+        if (before[queue][r] + resource_at(request, r) > shares_.share(queue, r) + kSlack) {
+          for (size_t k = 0; k < keys; ++k) entry[k] = -std::numeric_limits<double>::infinity();
+        }
+      }
     }
   }
-  for (QueueIndex queue = tree_.parent(reclaimer_leaf);
-       queue != QueueTree::kNoParent && !is_ancestor_or_self(queue, victim_leaf); queue = tree_.parent(queue)) {
-    for (ResourceId r : key_resources) {
-      if (before[queue][r] + resource_at(request, r) > shares_.share(queue, r) + kSlack) return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace tessera

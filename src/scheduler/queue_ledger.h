@@ -64,14 +64,16 @@ class QueueLedger {
   std::optional<FairShareExcess> reclaim_blocked(QueueIndex leaf, const ResourceVector& request,
                                                  std::span<const ResourceId> key_resources) const;
 
-  // Whether `victim_leaf` may lose `amount` to a reclaim of `request` by `reclaimer_leaf`. Below
-  // their nearest common ancestor, every queue on the victim's side keeps each key resource it
-  // loses at or above its fair share, and every queue on the reclaimer's side above its leaf
-  // stays within its fair share with the request added to what it held when the reclaim began
-  // (`before`, a copy of allocated() taken then).
-  bool may_lose(QueueIndex victim_leaf, QueueIndex reclaimer_leaf, const ResourceVector& amount,
-                const ResourceVector& request, const std::vector<ResourceVector>& before,
-                std::span<const ResourceId> key_resources) const;
+  // How much of each key resource each leaf may lose to a reclaim of `request` by
+  // `reclaimer_leaf`, into `allowance` (leaf-major: allowance[leaf * keys + k]). Below the nearest
+  // common ancestor of the two leaves, every queue on the victim's side must keep each key
+  // resource at or above its fair share, and every queue on the reclaimer's side above its leaf
+  // must stay within its fair share with the request added to what it held when the reclaim
+  // began (`before`, a copy of allocated() taken then); a leaf on which that fails may lose
+  // nothing (-infinity). One table per attempt turns each victim check into a comparison.
+  void loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector& request,
+                      const std::vector<ResourceVector>& before, std::span<const ResourceId> key_resources,
+                      std::vector<double>& allowance) const;
 
  private:
   bool is_ancestor_or_self(QueueIndex ancestor, QueueIndex queue) const;

@@ -64,7 +64,11 @@ bool WorkloadSet::is_running(WorkloadId id, const ClusterState& cluster) const {
 
 bool WorkloadSet::is_pending(WorkloadId id, const ClusterState& cluster) const {
   const Workload& workload = workloads_[static_cast<size_t>(id)];
-  return !workload.finished && bound_pods(id, cluster) == 0;
+  if (workload.finished) return false;
+  for (PodId pod : workload.pods) {
+    if (cluster.binding(pod)) return false;
+  }
+  return true;
 }
 
 }  // namespace tessera
