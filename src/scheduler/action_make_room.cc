@@ -113,6 +113,13 @@ void reclaim(CycleContext& context) {
         request.refresh = [&] {
           context.ledger().loss_allowance(pending.queue, request_amount, before, keys, allowance);
         };
+        request.victim_queue = [&](QueueIndex leaf) {
+          if (leaf == pending.queue) return false;
+          for (size_t k = 0; k < key_count; ++k) {
+            if (allowance[leaf * key_count + k] > 0) return true;
+          }
+          return false;
+        };
         request.eligible = [&](const VictimIndex::Unit& unit) {
           if (unit.queue == pending.queue || context.now() - unit.started_at < min_runtime[unit.queue]) return false;
           const double* entry = &allowance[unit.queue * key_count];
@@ -147,6 +154,7 @@ void preempt(CycleContext& context) {
         RoomRequest request;
         request.pending = id;
         request.action = Action::kPreempt;
+        request.victim_queue = [&](QueueIndex leaf) { return leaf == pending.queue; };
         request.eligible = [&](const VictimIndex::Unit& unit) {
           return unit.queue == pending.queue && unit.priority < pending.spec.priority &&
                  context.now() - unit.started_at >= min_runtime[unit.queue];

@@ -3,12 +3,12 @@
 // take it are tried: a node's eligible victims are taken lowest priority first (elastic extras
 // before whole workloads, youngest first) until the pod would fit, and the node whose victims
 // cost least — lowest top priority, then fewest GPUs, then fewest pods — is chosen. As in the
-// Kubernetes scheduler's preemption, at most 10% of the nodes (at least 100) that could take the
-// pod are compared, starting where the last search stopped; the scan also stops at a node that
-// cannot be beaten: victims of the lowest priority running, no more GPUs than the pod needs. Once the gang is placed,
-// every victim whose old place is still free is put back (so none is evicted in vain), moved victims are re-placed, and
-// the statement commits; if anything fails, nothing happened. Victims are whole workloads or single elastic extras,
-// never part of a gang, never preemptible-flagged false, never started in this cycle.
+// Kubernetes scheduler's preemption, a bounded number of candidate nodes (100) is compared,
+// starting where the last search stopped; the scan also stops at a node that cannot be beaten:
+// victims of the lowest priority running, no more GPUs than the pod needs (one, for a fraction). Once the gang is
+// placed, every victim whose old place is still free is put back (so none is evicted in vain), moved victims are
+// re-placed, and the statement commits; if anything fails, nothing happened. Victims are whole workloads or single
+// elastic extras, never part of a gang, never preemptible-flagged false, never started in this cycle.
 #pragma once
 
 #include <functional>
@@ -39,6 +39,8 @@ class VictimIndex {
   explicit VictimIndex(CycleContext& context);
 
   const std::vector<uint32_t>& on_node(NodeIndex node) const { return by_node_[static_cast<size_t>(node)]; }
+  // The nodes where a leaf queue's units run, in node order.
+  const std::vector<NodeIndex>& nodes_of(QueueIndex leaf) const { return nodes_of_queue_[leaf]; }
   const Unit& unit(uint32_t index) const { return units_[index]; }
   // The lowest priority of any unit: a node whose victims are all of it is as cheap as it gets.
   int min_priority() const { return min_priority_; }
@@ -51,6 +53,7 @@ class VictimIndex {
  private:
   std::vector<Unit> units_;
   std::vector<std::vector<uint32_t>> by_node_;
+  std::vector<std::vector<NodeIndex>> nodes_of_queue_;
   std::vector<int32_t> whole_unit_of_;  // per workload: index of its whole unit, or -1
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
   int min_priority_ = 0;
@@ -67,6 +70,9 @@ struct RoomRequest {
   // Called before each search for a node and after each round of evictions, for filters that
   // precompute from the ledger.
   std::function<void()> refresh;
+  // When set, only nodes running units of leaf queues it accepts are searched: reclaim takes
+  // only from queues above their share, preemption only from the workload's own queue.
+  std::function<bool(QueueIndex leaf)> victim_queue;
   bool move_victims = false;  // consolidation: victims must be re-placed in the same statement
 };
 
