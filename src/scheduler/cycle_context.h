@@ -85,11 +85,11 @@ class CycleContext {
   QueueLedger ledger_;
   CycleResult result_;
   std::vector<WorkloadId> pending_;
-  std::vector<char> waiting_;  // per workload: pending at the start and not placed since
   std::vector<std::optional<PendingReason>> reasons_;
   std::vector<std::vector<PodId>> pods_on_node_;
   std::vector<ResourceVector> gang_requests_;  // per workload, computed on first use
   std::vector<bool> gang_request_known_;
+  std::vector<char> waiting_;  // per workload: pending at the start and not placed since
   uint64_t generation_ = 0;
   uint64_t freed_generation_ = 0;
   int64_t typical_device_memory_ = 0;
