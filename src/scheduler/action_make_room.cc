@@ -8,6 +8,7 @@
 //                 within its own fair share with the workload added;
 //   preempt     — lower-priority preemptible workloads of the same queue past their preemption
 //                 minimum runtime.
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -129,6 +130,17 @@ void reclaim(CycleContext& context) {
           }
           return true;
         };
+        // Fail fast when even every free GPU plus all that other queues may lose cannot hold it.
+        request.refresh();
+        const double needed_gpus = static_cast<double>(context.gang_gpu_milli(id)) / kMilliPerGpu;
+        if (needed_gpus > 0) {
+          const ClusterTotals& totals = context.cluster().totals();
+          double reachable = static_cast<double>(totals.gpu_capacity_milli - totals.gpu_allocated_milli) / kMilliPerGpu;
+          for (QueueIndex leaf : tree.leaves()) {
+            if (leaf != pending.queue) reachable += std::max(0.0, allowance[leaf * key_count]);
+          }
+          if (reachable + 1e-9 < needed_gpus) return false;
+        }
         return make_room(context, victims, request);
       });
 }
