@@ -44,6 +44,25 @@ grep -q "wait p50" tl.txt || fail "timeline table missing: $(cat tl.txt)"
 "$TESSERA" sim --mode timeline --scenario "$root/examples/inference-and-training.yaml" --check-invariants --no-report \
   > tl-inv.txt 2>&1 || fail "timeline invariants: $(tail -3 tl-inv.txt)"
 
+# 2b. A scenario with queues runs the scheduling cycle: per-queue figures in the table and the JSON.
+"$TESSERA" sim --mode timeline --scenario "$root/scenarios/susan-joe-jemma.yaml" --policy tessera --check-invariants \
+  --cycle-interval 30 --json cyc.json --report cyc > cyc.txt 2>&1 || fail "cycle replay: $(tail -3 cyc.txt)"
+grep -q "churn:" cyc.txt && grep -q "susan" cyc.txt || fail "queue summary missing: $(cat cyc.txt)"
+python3 - cyc.json <<'PY' || fail "cycle JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["replay"] == "cycle" and d["cycle_interval_seconds"] == 30, (d["replay"], d["cycle_interval_seconds"])
+p = d["policies"][0]
+assert {q["name"] for q in p["queues"]} >= {"susan", "joe", "jemma"}, p["queues"]
+assert [a["action"] for a in p["churn"]["by_action"]] == ["allocate", "consolidate", "reclaim", "preempt"]
+PY
+grep -q "Queues: allocation against fair share" cyc/index.html || fail "report has no queue section"
+expect_error "--cycle-interval" sim --mode timeline --scenario "$root/scenarios/susan-joe-jemma.yaml" \
+  --cycle-interval 0 --report bad-cycle
+"$TESSERA" sim --mode timeline --scenario "$root/scenarios/susan-joe-jemma.yaml" --cycle-interval -5 --report bad-cycle \
+  > /dev/null 2>&1; [[ $? -eq 2 ]] || fail "--cycle-interval -5 should exit 2"
+[[ ! -e bad-cycle ]] || fail "a bad --cycle-interval left a report behind"
+
 # 3. Bad input: clear errors naming file, line and field; non-zero exit; nothing written.
 printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,abc,262144,2,P100\n' > nodes.csv
 expect_error "nodes.csv:3: column 'cpu_milli'" sim --cluster nodes.csv --report bad1
@@ -66,6 +85,33 @@ for d in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9; do [[ ! -e $d ]] || fail 
 # 4. An unwritable output is an error, not a crash.
 touch blocker
 expect_error "blocker" sim --policy first-fit --seeds 1 --target-pct 20 --report blocker/report
+
+# 5. The cycle benchmarks on tiny synthetic clusters: tables, JSON, and bad arguments.
+"$TESSERA" bench cycle --nodes 20 --pending 300 --running 150 --queues 6 --cycles 2 --json cycle.json > cycle.txt \
+  || fail "bench cycle failed: $(tail -3 cycle.txt)"
+grep -q "whole cycle" cycle.txt && grep -q "peak resident" cycle.txt || fail "bench cycle table missing: $(cat cycle.txt)"
+python3 - cycle.json <<'PY' || fail "bench cycle JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "tessera.bench.cycle/v1", d.get("schema")
+assert len(d["runs"]) == 2 and d["cluster"]["nodes"] == 20 and d["pending"]["pods"] == 300, d["cluster"]
+assert {"fair_share", "allocate", "consolidate", "reclaim", "preempt", "cycle"} <= set(d["seconds"]), d["seconds"]
+assert d["memory_mib"]["peak"] > 0
+PY
+"$TESSERA" bench reclaim --nodes 20 --gang-pods 2 --cycles 2 --json reclaim.json > reclaim.txt \
+  || fail "bench reclaim failed: $(tail -3 reclaim.txt)"
+grep -q "gang started: yes" reclaim.txt || fail "bench reclaim: $(cat reclaim.txt)"
+python3 - reclaim.json <<'PY' || fail "bench reclaim JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "tessera.bench.reclaim/v1", d.get("schema")
+assert d["gang"]["started_cycles"] == 2 and d["gang"]["needed_gpus"] == 16, d["gang"]
+assert 16 <= d["evicted"]["gpus"] <= 32, d["evicted"]
+PY
+expect_error "unknown policy 'worst-fit'" bench cycle --nodes 10 --pending 10 --running 10 --queues 2 --policy worst-fit
+expect_error "--nodes" bench cycle --nodes 0
+expect_error "does not fit 2 nodes" bench reclaim --nodes 2 --gang-pods 3
+expect_error "blocker" bench reclaim --nodes 20 --gang-pods 2 --cycles 1 --json blocker/out.json
 
 if ((failures)); then echo "$failures CLI check(s) failed"; exit 1; fi
 echo "CLI end to end: all checks passed"

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "cli/policy_list.h"
 #include "policy/policy_registry.h"
@@ -28,6 +32,7 @@ struct SimOptions {
   int samples = 600;
   double arrival_speedup = 1;
   double horizon_seconds = 0;
+  double cycle_interval_seconds = 10;
   int threads = 0;
   std::string json_path;
   std::string report_dir = "tessera-report";
@@ -57,6 +62,94 @@ void print_arrival_table(const ArrivalReport& report) {
       "% of capacity. failed pods: per seed, over the whole run.\n");
 }
 
+// A span of simulated time, short: "40 s", "12.5 min", "3.2 h", "2.1 d".
+std::string short_duration(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  if (seconds < 60) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 3600) return fmt::format("{:.1f} min", seconds / 60);
+  if (seconds < 2 * 86400) return fmt::format("{:.1f} h", seconds / 3600);
+  return fmt::format("{:.1f} d", seconds / 86400);
+}
+
+// "2.1 h (763)": a time to deserved quota and, in brackets, the cycles it took.
+std::string time_and_cycles(const StarvationSummary& starvation, double seconds, double cycles) {
+  if (starvation.resolved == 0) return "-";
+  return fmt::format("{} ({:.0f})", short_duration(seconds), cycles);
+}
+
+void print_queue_row(const QueueResult& queue, int indent) {
+  const std::string name = std::string(static_cast<size_t>(2 * indent), ' ') + queue.name;
+  const StarvationSummary& starvation = queue.starvation;
+  const std::string starved =
+      starvation.episodes > starvation.resolved
+          ? fmt::format("{} ({} open)", starvation.episodes, starvation.episodes - starvation.resolved)
+          : fmt::format("{}", starvation.episodes);
+  fmt::print("  {:<18} {:>8.0f} {:>8.1f} {:>8.1f} {:>6} {:>11} {:>12} {:>13} {:>7} {:>9.2f} {:>8} {:>8}\n", name,
+             queue.deserved_gpus, queue.mean_allocated_gpus, queue.mean_fair_share_gpus,
+             queue.mean_fair_share_gpus > 0 ? fmt::format("{:.1f}%", queue.fairness_gap_pct) : "-", starved,
+             time_and_cycles(starvation, starvation.median_seconds, starvation.median_cycles),
+             time_and_cycles(starvation, starvation.max_seconds, starvation.max_cycles), queue.evictions,
+             queue.lost_gpu_hours, queue.scheduled > 0 ? short_duration(queue.wait_seconds.p50) : "-",
+             queue.completed > 0 ? short_duration(queue.jct_seconds.p50) : "-");
+}
+
+// Past this many leaf queues the table shows the inner queues and the leaves furthest from their
+// fair share; the JSON and the HTML report have them all.
+constexpr size_t kMaxLeavesInTable = 20;
+constexpr size_t kWorstLeavesShown = 10;
+
+void print_queue_summary(const TimelinePolicyResult& policy, double start_seconds) {
+  const CycleReplayResult& cycle = *policy.cycle;
+  fmt::print("\n{}: queues (GPUs, time averages); ended after {} ({}); {} cycles, {} run, {:.2f} ms per cycle run\n",
+             policy.policy, short_duration(cycle.end_seconds - start_seconds), cycle.end_reason, cycle.cycles,
+             cycle.cycles_run, 1000 * cycle.cycle_wall_seconds.mean);
+  fmt::print("  {:<18} {:>8} {:>8} {:>8} {:>6} {:>11} {:>12} {:>13} {:>7} {:>9} {:>8} {:>8}\n", "queue", "deserved",
+             "alloc", "fair", "gap", "starved", "deserved p50", "deserved max", "evicted", "lost GPUh", "wait p50",
+             "JCT p50");
+  size_t leaves = 0;
+  for (const QueueResult& queue : cycle.queues) leaves += queue.leaf ? 1 : 0;
+  if (leaves < kMaxLeavesInTable) {
+    for (const QueueResult& queue : cycle.queues) print_queue_row(queue, queue.depth);
+  } else {
+    std::vector<const QueueResult*> worst;
+    for (const QueueResult& queue : cycle.queues) {
+      if (!queue.leaf) {
+        print_queue_row(queue, queue.depth);
+      } else if (queue.mean_fair_share_gpus > 0) {
+        worst.push_back(&queue);
+      }
+    }
+    std::stable_sort(worst.begin(), worst.end(), [](const QueueResult* a, const QueueResult* b) {
+      return a->fairness_gap_pct > b->fairness_gap_pct;
+    });
+    if (worst.size() > kWorstLeavesShown) worst.resize(kWorstLeavesShown);
+    fmt::print("  {} leaf queues; the {} furthest from their fair share:\n", leaves, worst.size());
+    for (const QueueResult* queue : worst) print_queue_row(*queue, 1);
+  }
+  const ChurnSummary& churn = cycle.churn;
+  std::vector<std::string> by_action;
+  for (const ActionChurn& action : churn.by_action) {
+    if (action.evictions == 0) continue;
+    std::string text = fmt::format("{} {}", action.action, action.whole_workloads);
+    if (action.moved > 0) text += fmt::format(" ({} moved)", action.moved);
+    if (action.extras > 0) text += fmt::format(" +{} extras", action.extras);
+    by_action.push_back(std::move(text));
+  }
+  fmt::print(
+      "  churn: {} workloads evicted{}, {:.1f} per 1,000 scheduled, {:.2f} GPU-hours lost; max evicted / needed GPUs "
+      "{}\n",
+      churn.whole_workloads, by_action.empty() ? "" : fmt::format(" ({})", fmt::join(by_action, ", ")),
+      churn.per_1000_scheduled, churn.lost_gpu_hours,
+      churn.groups > 0 ? fmt::format("{:.2f}", churn.max_evicted_to_needed) : "-");
+  fmt::print("  completed {} of {}; JCT p50 {}, p90 {}; {} still pending\n", cycle.completed, policy.workloads,
+             cycle.completed > 0 ? short_duration(cycle.jct_seconds.p50) : "-",
+             cycle.completed > 0 ? short_duration(cycle.jct_seconds.p90) : "-", [&] {
+               int64_t pending = 0;
+               for (const auto& [code, count] : cycle.pending_by_code) pending += count;
+               return pending;
+             }());
+}
+
 void print_timeline_table(const TimelineReport& report) {
   fmt::print("{} — {} nodes, {} GPUs; simulated {:.1f} h{}\n", report.scenario, report.nodes, report.gpus,
              (report.end_seconds - report.start_seconds) / 3600.0,
@@ -68,6 +161,16 @@ void print_timeline_table(const TimelineReport& report) {
     fmt::print("{:<12} {:>13.2f}% {:>10} {:>10} {:>11.0f}s {:>11.0f}s {:>11.0f}s {:>8.2f}s\n", policy.policy,
                policy.mean_gpu_allocated_pct, policy.workloads, policy.never_scheduled, policy.pending_seconds.p50,
                policy.pending_seconds.p90, policy.pending_seconds.p99, policy.wall_seconds);
+  }
+  if (report.replay == "cycle") {
+    fmt::print(
+        "\nThe scheduling cycle ran every {} s of simulated time. alloc, fair: mean GPUs held and due. gap: "
+        "mean |alloc - fair| / mean fair.\nstarved: episodes owed GPUs (a pending gang fits within the deserved "
+        "quota); deserved p50, max: time (cycles) until owed nothing.\n",
+        report.cycle_interval_seconds);
+    for (const TimelinePolicyResult& policy : report.policies) {
+      if (policy.cycle) print_queue_summary(policy, report.start_seconds);
+    }
   }
 }
 
@@ -90,6 +193,11 @@ int write_outputs(const nlohmann::json& json, const std::string& html, const Sim
 }
 
 int run_sim(SimOptions options) {
+  if (!(options.cycle_interval_seconds > 0) || !std::isfinite(options.cycle_interval_seconds)) {
+    fmt::print(stderr, "error: --cycle-interval {} is not a positive number of seconds\n",
+               options.cycle_interval_seconds);
+    return 2;
+  }
   if (!options.scenario_file.empty()) {
     options.scenario.cluster = options.scenario_file;
     options.scenario.workload = options.scenario_file;
@@ -118,6 +226,7 @@ int run_sim(SimOptions options) {
   }
   TimelineOptions timeline;
   timeline.samples = options.samples;
+  timeline.cycle_interval_seconds = options.cycle_interval_seconds;
   timeline.arrival_speedup = options.arrival_speedup;
   timeline.horizon_seconds = options.horizon_seconds;
   timeline.threads = options.threads;
@@ -175,6 +284,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "Timeline mode: stop this many seconds after the first arrival (0: when the last workload ends)")
       ->check(CLI::Range(0.0, 1e12))
       ->capture_default_str();
+  sim->add_option("--cycle-interval", options->cycle_interval_seconds,
+                  "Timeline mode, scenarios with queues: simulated seconds between two scheduling cycles (> 0)")
+      ->capture_default_str();
   sim->add_option("--json", options->json_path,
                   "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");
   sim->add_option("--report", options->report_dir, "Directory for the HTML report (index.html) and results.json")
@@ -184,7 +296,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
   sim->add_flag("--check-invariants", options->check_invariants,
-                "Verify the safety invariants after every placement (slow)");
+                "Verify the safety invariants after every placement, or after every scheduling cycle (slow)");
   sim->callback([options, &exit_code] { exit_code = run_sim(*options); });
 }
 

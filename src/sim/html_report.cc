@@ -64,6 +64,12 @@ figcaption { color: #4b5563; font-size: .9rem; margin-top: .3rem; }
 .explain dt { font-weight: 600; margin-top: .4rem; }
 .explain dd { margin: 0 0 .2rem 0; }
 footer { margin-top: 2.5rem; color: #6b7280; font-size: .8rem; }
+h3 { font-size: 1rem; margin: 1.6rem 0 .4rem; }
+.multiples { display: grid; grid-template-columns: repeat(auto-fill, minmax(440px, 1fr)); gap: 0 16px; }
+.multiples figure { margin: .6rem 0 .2rem; }
+td.queue-name { padding-left: calc(.6rem + var(--depth, 0) * 1.2rem); }
+tr.inner td { font-weight: 600; background: #f9fafb; }
+td.message { white-space: normal; text-align: left; min-width: 24rem; }
 @media print {
   body { background: #fff; font-size: 11pt; }
   td.best, .swatch { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
@@ -557,6 +563,13 @@ std::string timeline_header(const TimelineReport& report) {
       format_count(report.nodes), format_count(report.gpus), format_count(workloads),
       format_duration(report.end_seconds - report.start_seconds), report.policies.size(),
       report.policies.size() == 1 ? "policy" : "policies");
+  if (report.replay == "cycle") {
+    out += fmt::format(
+        "<p class=\"meta\">Workloads wait in their queues; the scheduling cycle (fair share, then allocate, "
+        "consolidate, reclaim and preempt) runs every <b>{}</b>. An evicted workload goes back to its queue and "
+        "loses the work since its last checkpoint.</p>\n",
+        format_duration(report.cycle_interval_seconds));
+  }
   out += fmt::format("<p class=\"sources\">cluster: {}<br>workload: {}</p>\n", escape_xml(report.cluster_source),
                      escape_xml(report.workload_source));
   return out;
@@ -651,6 +664,228 @@ std::vector<PolicyFailures> timeline_failures(const TimelineReport& report) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The scheduling cycle: queues, churn and pending reasons
+
+constexpr int kMultipleWidth = 500;
+constexpr int kMultipleHeight = 300;
+// Up to this many queues in all, every queue gets a chart; past it only the top-level ones do (an
+// organisation's departments), and the table covers the rest.
+constexpr size_t kMaxQueueCharts = 12;
+
+bool is_cycle_replay(const TimelineReport& report) {
+  return std::any_of(report.policies.begin(), report.policies.end(),
+                     [](const TimelinePolicyResult& policy) { return policy.cycle.has_value(); });
+}
+
+std::string queue_chart(const TimelineReport& report, const QueueResult& queue) {
+  const TimeUnit unit = time_unit_for_span(report.end_seconds - report.start_seconds);
+  LineChart chart = report_chart(fmt::format("{}{}", queue.name, queue.leaf ? "" : " (all its queues)"),
+                                 fmt::format("time since the first arrival ({})", unit.name), "GPUs");
+  chart.width = kMultipleWidth;
+  chart.height = kMultipleHeight;
+  struct Line {
+    const char* name;
+    std::string colour;
+    const char* dash;
+    double QueuePoint::*value;
+  };
+  const Line lines[] = {{"allocated", std::string(palette_colour(0)), "", &QueuePoint::allocated_gpus},
+                        {"fair share", std::string(palette_colour(1)), "7 4", &QueuePoint::fair_share_gpus},
+                        {"deserved", "#555555", "2 3", &QueuePoint::deserved_gpus},
+                        {"demand", std::string(palette_colour(2)), "9 3 2 3", &QueuePoint::demand_gpus}};
+  for (const Line& line : lines) {
+    LineSeries series;
+    series.name = line.name;
+    series.colour = line.colour;
+    series.dash = line.dash;
+    for (const QueuePoint& point : queue.series) {
+      series.points.push_back({(point.time_seconds - report.start_seconds) / unit.seconds, point.*line.value});
+    }
+    chart.series.push_back(std::move(series));
+  }
+  chart.x_min = 0;
+  const double span = (report.end_seconds - report.start_seconds) / unit.seconds;
+  if (std::isfinite(span) && span > 0) chart.x_max = span;
+  chart.y_min = 0;
+  return render_line_chart(chart);
+}
+
+std::string queue_charts(const TimelineReport& report, const CycleReplayResult& cycle) {
+  std::string out = "<div class=\"multiples\">\n";
+  const bool all = cycle.queues.size() <= kMaxQueueCharts;
+  for (const QueueResult& queue : cycle.queues) {
+    if (!all && queue.depth > 0) continue;
+    out +=
+        figure(queue_chart(report, queue),
+               fmt::format("{}: deserved {} GPUs{}; mean allocation {} against a mean fair share of {} GPUs.",
+                           escape_xml(queue.name), format_number(queue.deserved_gpus, 1),
+                           queue.limit_gpus >= 0 ? fmt::format(", limit {}", format_number(queue.limit_gpus, 1))
+                                                 : std::string(),
+                           format_number(queue.mean_allocated_gpus, 2), format_number(queue.mean_fair_share_gpus, 2)));
+  }
+  out += "</div>\n";
+  if (!all) {
+    out += fmt::format(
+        "<p class=\"note\">{} queues: charts for the top-level ones (each the sum of its queues); every queue is "
+        "in the table below.</p>\n",
+        cycle.queues.size());
+  }
+  return out;
+}
+
+std::string time_to_deserved_cell(const StarvationSummary& starvation, double seconds, double cycles) {
+  if (starvation.resolved == 0) return std::string(kMissing);
+  return fmt::format("{} <span class=\"note\">{} {}</span>", format_duration(seconds), format_number(cycles, 0),
+                     cycles == 1 ? "cycle" : "cycles");
+}
+
+std::string queue_table(const CycleReplayResult& cycle) {
+  std::string out =
+      "<div class=\"scroll\"><table>\n<thead><tr class=\"group\"><th></th><th colspan=\"3\">GPUs (time "
+      "average)</th><th></th><th colspan=\"4\">starvation</th><th colspan=\"2\">evictions</th><th "
+      "colspan=\"2\">wait</th><th colspan=\"2\">completion time</th></tr>\n"
+      "<tr><th>queue</th><th>deserved</th><th>allocated</th><th>fair share</th><th>fairness<br>gap</th>"
+      "<th>episodes</th><th>to deserved<br>median</th><th>to deserved<br>max</th><th>open at<br>the end</th>"
+      "<th>workloads</th><th>GPU-hours<br>lost</th><th>p50</th><th>p90</th><th>p50</th><th>p90</th></tr></thead>\n"
+      "<tbody>\n";
+  for (const QueueResult& queue : cycle.queues) {
+    out += queue.leaf ? "<tr>" : "<tr class=\"inner\">";
+    out += fmt::format("<td class=\"queue-name\" style=\"--depth:{}\">{}</td>", queue.depth, escape_xml(queue.name));
+    out += cell(format_number(queue.deserved_gpus, 1));
+    out += cell(format_number(queue.mean_allocated_gpus, 2));
+    out += cell(format_number(queue.mean_fair_share_gpus, 2));
+    out += cell(queue.mean_fair_share_gpus > 0 ? format_percent(queue.fairness_gap_pct) : std::string(kMissing));
+    const StarvationSummary& starvation = queue.starvation;
+    out += cell(format_count(starvation.episodes));
+    out += cell(time_to_deserved_cell(starvation, starvation.median_seconds, starvation.median_cycles));
+    out += cell(time_to_deserved_cell(starvation, starvation.max_seconds, starvation.max_cycles));
+    out += cell(starvation.episodes > starvation.resolved ? format_duration(starvation.longest_open_seconds)
+                                                          : std::string(kMissing));
+    out += cell(format_count(queue.evictions));
+    out += cell(format_number(queue.lost_gpu_hours, 2));
+    out += cell(queue.scheduled > 0 ? format_duration(queue.wait_seconds.p50) : std::string(kMissing));
+    out += cell(queue.scheduled > 0 ? format_duration(queue.wait_seconds.p90) : std::string(kMissing));
+    out += cell(queue.completed > 0 ? format_duration(queue.jct_seconds.p50) : std::string(kMissing));
+    out += cell(queue.completed > 0 ? format_duration(queue.jct_seconds.p90) : std::string(kMissing));
+    out += "</tr>\n";
+  }
+  out +=
+      "</tbody></table></div>\n<p class=\"note\">Inner queues (shaded) sum their queues. <i>Fairness gap</i>: the "
+      "time-averaged |allocated &minus; fair share| as % of the time-averaged fair share, over the time the fair "
+      "share is positive. <i>Starvation</i>: the queue is owed GPUs — a pending gang of it would fit within the "
+      "deserved quota (of what it asks for) of every queue on the gang's path; an episode runs from the arrival or "
+      "completion that caused it to the end of the cycle after which it is owed nothing. <i>Open at the end</i>: the "
+      "longest episode still running when the replay "
+      "stopped. Evictions count this queue's workloads taken off their nodes (moves included); GPU-hours lost are "
+      "the work since each one's last checkpoint.</p>\n";
+  return out;
+}
+
+std::string churn_table(const TimelineReport& report) {
+  std::string out =
+      "<div class=\"scroll\"><table>\n<thead><tr><th>policy</th><th>action</th><th>started</th>"
+      "<th>workloads<br>evicted</th><th>of which<br>moved</th><th>elastic<br>extras</th><th>evicted<br>GPUs</th>"
+      "<th>GPU-hours<br>lost</th><th>per 1,000<br>scheduled</th><th>eviction<br>groups</th>"
+      "<th>max evicted /<br>needed GPUs</th></tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < report.policies.size(); ++i) {
+    const TimelinePolicyResult& policy = report.policies[i];
+    if (!policy.cycle) continue;
+    const ChurnSummary& churn = policy.cycle->churn;
+    for (const ActionChurn& action : churn.by_action) {
+      out += "<tr>" + policy_cell(policy.policy, i) + cell(escape_xml(action.action));
+      out += cell(format_count(action.starts));
+      out += cell(format_count(action.whole_workloads));
+      out += cell(format_count(action.moved));
+      out += cell(format_count(action.extras));
+      out += cell(format_number(action.evicted_gpus, 1));
+      out += cell(format_number(action.lost_gpu_hours, 2));
+      out += cell(format_number(action.per_1000_scheduled, 1));
+      out += cell(format_count(action.groups));
+      out += cell(action.groups > 0 ? format_number(action.max_evicted_to_needed, 2) : std::string(kMissing));
+      out += "</tr>\n";
+    }
+    int64_t starts = 0, moved = 0, extras = 0, groups = 0;
+    double evicted = 0;
+    for (const ActionChurn& action : churn.by_action) {
+      starts += action.starts;
+      moved += action.moved;
+      extras += action.extras;
+      groups += action.groups;
+      evicted += action.evicted_gpus;
+    }
+    out += "<tr class=\"inner\">" + policy_cell(policy.policy, i) + cell("all");
+    out += cell(format_count(starts)) + cell(format_count(churn.whole_workloads)) + cell(format_count(moved)) +
+           cell(format_count(extras)) + cell(format_number(evicted, 1)) + cell(format_number(churn.lost_gpu_hours, 2)) +
+           cell(format_number(churn.per_1000_scheduled, 1)) + cell(format_count(groups)) +
+           cell(groups > 0 ? format_number(churn.max_evicted_to_needed, 2) : std::string(kMissing));
+    out += "</tr>\n";
+  }
+  out +=
+      "</tbody></table></div>\n<p class=\"note\">An eviction group is the evictions of one cycle made for one "
+      "pending workload; <i>max evicted / needed</i> compares the GPUs they freed with the GPUs that workload's gang "
+      "asks for. A moved workload restarts from its last checkpoint in its new place.</p>\n";
+  for (const TimelinePolicyResult& policy : report.policies) {
+    if (!policy.cycle || policy.cycle->churn.worst_group.ratio <= 0) continue;
+    const EvictionGroup& group = policy.cycle->churn.worst_group;
+    out += fmt::format(
+        "<p class=\"note\">{}: the largest group, at {}, evicted {} {} holding {} GPUs ({}) for <b>{}</b> of queue "
+        "{}, which needs {} GPUs.</p>\n",
+        escape_xml(policy.policy), format_duration(group.time_seconds - report.start_seconds),
+        format_count(group.victims), group.victims == 1 ? "workload" : "workloads",
+        format_number(group.evicted_gpus, 1), escape_xml(group.action), escape_xml(group.beneficiary),
+        escape_xml(group.queue), format_number(group.needed_gpus, 1));
+  }
+  return out;
+}
+
+std::string pending_reasons_section(const TimelinePolicyResult& policy) {
+  const CycleReplayResult& cycle = *policy.cycle;
+  if (cycle.pending_by_code.empty()) return "<p>No workload was pending at the end of the replay.</p>\n";
+  std::string out =
+      "<div class=\"scroll\"><table>\n<thead><tr><th>reason</th><th>workloads</th></tr></thead>\n<tbody>\n";
+  for (const auto& [code, count] : cycle.pending_by_code) {
+    out += "<tr>" + cell(escape_xml(code)) + cell(format_count(count)) + "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+  out +=
+      "<div class=\"scroll\"><table>\n<thead><tr><th>workload</th><th>queue</th><th>reason</th><th>pending "
+      "for</th><th>why</th></tr></thead>\n<tbody>\n";
+  for (const PendingExample& example : cycle.pending_examples) {
+    out += "<tr>" + cell(escape_xml(example.workload)) + cell(escape_xml(example.queue)) +
+           cell(escape_xml(example.code)) + cell(format_duration(example.pending_seconds)) +
+           fmt::format("<td class=\"message\">{}</td>", escape_xml(example.message)) + "</tr>\n";
+  }
+  out += fmt::format(
+      "</tbody></table></div>\n<p class=\"note\">The reason each workload was given by the last cycle, longest "
+      "pending first ({} of {} shown).</p>\n",
+      cycle.pending_examples.size(), [&] {
+        int64_t total = 0;
+        for (const auto& [code, count] : cycle.pending_by_code) total += count;
+        return total;
+      }());
+  return out;
+}
+
+std::string cycle_sections(const TimelineReport& report) {
+  std::string out = "<h2>Queues: allocation against fair share</h2>\n";
+  const bool several = report.policies.size() > 1;
+  for (const TimelinePolicyResult& policy : report.policies) {
+    if (!policy.cycle) continue;
+    if (several) out += fmt::format("<h3>{}</h3>\n", escape_xml(policy.policy));
+    out += queue_charts(report, *policy.cycle);
+    out += queue_table(*policy.cycle);
+  }
+  out += "<h2>Evictions by action</h2>\n" + churn_table(report);
+  out += "<h2>Why workloads are pending</h2>\n";
+  for (const TimelinePolicyResult& policy : report.policies) {
+    if (!policy.cycle) continue;
+    if (several) out += fmt::format("<h3>{}</h3>\n", escape_xml(policy.policy));
+    out += pending_reasons_section(policy);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Files
 
 std::string os_reason(int error_number) { return std::system_category().message(error_number); }
@@ -726,6 +961,7 @@ std::string timeline_report_html(const TimelineReport& report) {
   out += figure(timeline_chart(report, "GPU allocation over time", "allocated GPUs (% of capacity)",
                                gpu_axis_end(report), [](const TimelinePoint& p) { return p.gpu_allocated_pct; }),
                 "Allocated GPUs as % of the cluster's GPU capacity, sampled on a regular grid of simulated time.");
+  if (is_cycle_replay(report)) out += cycle_sections(report);
   out += "<h2>Running and pending pods</h2>\n";
   out += figure(timeline_chart(report, "Running pods", "running pods", std::nullopt,
                                [](const TimelinePoint& p) { return static_cast<double>(p.running_pods); }),

@@ -12,6 +12,9 @@ constexpr int kPercentDecimals = 3;
 constexpr int kSecondsDecimals = 3;
 // Wall-clock times of one replay are often well under a second; keep tenths of a millisecond.
 constexpr int kWallSecondsDecimals = 4;
+// GPU amounts (and GPU-hours) to a milli-GPU, the finest share a pod can ask for.
+constexpr int kGpuDecimals = 3;
+constexpr int kRatioDecimals = 3;
 
 // A number rounded to `decimals` places, or null when it is not finite (JSON has no NaN or
 // infinity, and nlohmann would write them as null anyway, but silently).
@@ -26,6 +29,7 @@ json rounded(double value, int decimals) {
 json percent(double value) { return rounded(value, kPercentDecimals); }
 json seconds(double value) { return rounded(value, kSecondsDecimals); }
 json wall_seconds(double value) { return rounded(value, kWallSecondsDecimals); }
+json gpu_amount(double value) { return rounded(value, kGpuDecimals); }
 
 json failed_by_type_json(const std::map<std::string, TypeCount>& by_type) {
   json out = json::object();
@@ -89,18 +93,149 @@ json quantiles_json(const Quantiles& quantiles) {
           {"mean", seconds(quantiles.mean)}};
 }
 
+json wall_quantiles_json(const Quantiles& quantiles) {
+  return {{"p50", wall_seconds(quantiles.p50)},
+          {"p90", wall_seconds(quantiles.p90)},
+          {"p99", wall_seconds(quantiles.p99)},
+          {"max", wall_seconds(quantiles.max)},
+          {"mean", wall_seconds(quantiles.mean)}};
+}
+
+// A queue's series as one array per field (the sample times are those of the cluster series): a
+// few dozen queues with hundreds of samples each would otherwise repeat every key thousands of
+// times.
+json queue_series_json(const std::vector<QueuePoint>& series) {
+  json time = json::array(), allocated = json::array(), fair_share = json::array(), deserved = json::array(),
+       demand = json::array(), pending = json::array();
+  for (const QueuePoint& point : series) {
+    time.push_back(seconds(point.time_seconds));
+    allocated.push_back(gpu_amount(point.allocated_gpus));
+    fair_share.push_back(gpu_amount(point.fair_share_gpus));
+    deserved.push_back(gpu_amount(point.deserved_gpus));
+    demand.push_back(gpu_amount(point.demand_gpus));
+    pending.push_back(point.pending_workloads);
+  }
+  return {{"time_seconds", std::move(time)},          {"allocated_gpus", std::move(allocated)},
+          {"fair_share_gpus", std::move(fair_share)}, {"deserved_gpus", std::move(deserved)},
+          {"demand_gpus", std::move(demand)},         {"pending_workloads", std::move(pending)}};
+}
+
+json starvation_json(const StarvationSummary& starvation) {
+  return {{"episodes", starvation.episodes},
+          {"resolved", starvation.resolved},
+          {"median_seconds", seconds(starvation.median_seconds)},
+          {"max_seconds", seconds(starvation.max_seconds)},
+          {"median_cycles", rounded(starvation.median_cycles, 1)},
+          {"max_cycles", rounded(starvation.max_cycles, 1)},
+          {"longest_open_seconds", seconds(starvation.longest_open_seconds)}};
+}
+
+json queue_json(const QueueResult& queue) {
+  return {{"name", queue.name},
+          {"parent", queue.parent.empty() ? json(nullptr) : json(queue.parent)},
+          {"depth", queue.depth},
+          {"leaf", queue.leaf},
+          {"deserved_gpus", gpu_amount(queue.deserved_gpus)},
+          {"limit_gpus", queue.limit_gpus < 0 ? json(nullptr) : gpu_amount(queue.limit_gpus)},
+          {"mean_allocated_gpus", gpu_amount(queue.mean_allocated_gpus)},
+          {"mean_fair_share_gpus", gpu_amount(queue.mean_fair_share_gpus)},
+          {"fairness_gap_pct", percent(queue.fairness_gap_pct)},
+          {"starvation", starvation_json(queue.starvation)},
+          {"workloads", queue.workloads},
+          {"scheduled", queue.scheduled},
+          {"completed", queue.completed},
+          {"evictions", queue.evictions},
+          {"lost_gpu_hours", gpu_amount(queue.lost_gpu_hours)},
+          {"wait_seconds", quantiles_json(queue.wait_seconds)},
+          {"jct_seconds", quantiles_json(queue.jct_seconds)},
+          {"series", queue_series_json(queue.series)}};
+}
+
+json action_churn_json(const ActionChurn& action) {
+  return {{"action", action.action},
+          {"starts", action.starts},
+          {"evictions", action.evictions},
+          {"whole_workloads", action.whole_workloads},
+          {"extras", action.extras},
+          {"moved", action.moved},
+          {"evicted_gpus", gpu_amount(action.evicted_gpus)},
+          {"lost_gpu_hours", gpu_amount(action.lost_gpu_hours)},
+          {"per_1000_scheduled", rounded(action.per_1000_scheduled, kRatioDecimals)},
+          {"groups", action.groups},
+          {"max_evicted_to_needed", rounded(action.max_evicted_to_needed, kRatioDecimals)}};
+}
+
+json churn_json(const ChurnSummary& churn) {
+  json by_action = json::array();
+  for (const ActionChurn& action : churn.by_action) by_action.push_back(action_churn_json(action));
+  json worst = nullptr;
+  if (churn.worst_group.ratio > 0) {
+    const EvictionGroup& group = churn.worst_group;
+    worst = {{"time_seconds", seconds(group.time_seconds)},
+             {"action", group.action},
+             {"beneficiary", group.beneficiary},
+             {"queue", group.queue},
+             {"victims", group.victims},
+             {"evicted_gpus", gpu_amount(group.evicted_gpus)},
+             {"needed_gpus", gpu_amount(group.needed_gpus)},
+             {"ratio", rounded(group.ratio, kRatioDecimals)}};
+  }
+  return {{"evictions", churn.evictions},
+          {"whole_workloads", churn.whole_workloads},
+          {"per_1000_scheduled", rounded(churn.per_1000_scheduled, kRatioDecimals)},
+          {"per_hour", rounded(churn.per_hour, kRatioDecimals)},
+          {"lost_gpu_hours", gpu_amount(churn.lost_gpu_hours)},
+          {"groups", churn.groups},
+          {"groups_without_gpu_need", churn.groups_without_gpu_need},
+          {"max_evicted_to_needed", rounded(churn.max_evicted_to_needed, kRatioDecimals)},
+          {"worst_group", std::move(worst)},
+          {"by_action", std::move(by_action)}};
+}
+
+json pending_reasons_json(const CycleReplayResult& cycle) {
+  json examples = json::array();
+  for (const PendingExample& example : cycle.pending_examples) {
+    examples.push_back({{"workload", example.workload},
+                        {"queue", example.queue},
+                        {"code", example.code},
+                        {"message", example.message},
+                        {"pending_seconds", seconds(example.pending_seconds)}});
+  }
+  json by_code = json::object();
+  for (const auto& [code, count] : cycle.pending_by_code) by_code[code] = count;
+  return {{"by_code", std::move(by_code)}, {"examples", std::move(examples)}};
+}
+
+// The figures only the scheduling cycle produces, added to the policy object.
+void add_cycle_json(const CycleReplayResult& cycle, json& out) {
+  json queues = json::array();
+  for (const QueueResult& queue : cycle.queues) queues.push_back(queue_json(queue));
+  out["end_seconds"] = seconds(cycle.end_seconds);
+  out["end_reason"] = cycle.end_reason;
+  out["cycles"] = cycle.cycles;
+  out["cycles_run"] = cycle.cycles_run;
+  out["cycle_wall_seconds"] = wall_quantiles_json(cycle.cycle_wall_seconds);
+  out["completed"] = cycle.completed;
+  out["jct_seconds"] = quantiles_json(cycle.jct_seconds);
+  out["queues"] = std::move(queues);
+  out["churn"] = churn_json(cycle.churn);
+  out["pending_reasons"] = pending_reasons_json(cycle);
+}
+
 json timeline_policy_json(const TimelinePolicyResult& policy) {
   json series = json::array();
   for (const TimelinePoint& point : policy.series) series.push_back(timeline_point_json(point));
-  return {{"policy", policy.policy},
-          {"mean_gpu_allocated_pct", percent(policy.mean_gpu_allocated_pct)},
-          {"workloads", policy.workloads},
-          {"scheduled", policy.scheduled},
-          {"never_scheduled", policy.never_scheduled},
-          {"pending_seconds", quantiles_json(policy.pending_seconds)},
-          {"failed_by_type", failed_by_type_json(policy.by_type)},
-          {"wall_seconds", wall_seconds(policy.wall_seconds)},
-          {"series", std::move(series)}};
+  json out = {{"policy", policy.policy},
+              {"mean_gpu_allocated_pct", percent(policy.mean_gpu_allocated_pct)},
+              {"workloads", policy.workloads},
+              {"scheduled", policy.scheduled},
+              {"never_scheduled", policy.never_scheduled},
+              {"pending_seconds", quantiles_json(policy.pending_seconds)},
+              {"failed_by_type", failed_by_type_json(policy.by_type)},
+              {"wall_seconds", wall_seconds(policy.wall_seconds)},
+              {"series", std::move(series)}};
+  if (policy.cycle) add_cycle_json(*policy.cycle, out);
+  return out;
 }
 
 }  // namespace
@@ -132,6 +267,8 @@ json timeline_report_json(const TimelineReport& report) {
           {"end_seconds", seconds(report.end_seconds)},
           {"arrival_speedup", report.arrival_speedup},
           {"horizon_seconds", seconds(report.horizon_seconds)},
+          {"replay", report.replay},
+          {"cycle_interval_seconds", report.replay == "cycle" ? seconds(report.cycle_interval_seconds) : json(nullptr)},
           {"policies", std::move(policies)}};
 }
 

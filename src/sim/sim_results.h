@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,121 @@ struct Quantiles {
   double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
 };
 
+// Cycle replays (scenarios with queues). One queue's state at a sample time of the series grid.
+struct QueuePoint {
+  double time_seconds = 0;
+  double allocated_gpus = 0;   // held by its running workloads (inner queues: their leaves' sum)
+  double fair_share_gpus = 0;  // as the last cycle computed it
+  double deserved_gpus = 0;    // its deserved quota
+  double demand_gpus = 0;      // running plus pending requests, capped by its limit, at the last cycle
+  int64_t pending_workloads = 0;
+};
+
+// Times a queue was starved: owed GPUs, in that a pending gang of its subtree would fit within the
+// deserved quota of every queue from the gang's leaf up to it (FairShares::in_quota: min(deserved,
+// demand), cut in proportion when a parent cannot cover its children's deserved quotas). A queue a
+// few GPUs short of its quota whose pending gangs are all larger than the gap is not starved. An
+// episode starts at the arrival or completion that made the queue starved (seen at the next
+// cycle), and ends at the end of the first cycle after which it is owed nothing.
+struct StarvationSummary {
+  int64_t episodes = 0;
+  int64_t resolved = 0;       // episodes that ended within the replay
+  double median_seconds = 0;  // time to deserved quota, over resolved episodes
+  double max_seconds = 0;
+  double median_cycles = 0;  // cycles run from the episode's start to its end, inclusive
+  double max_cycles = 0;
+  double longest_open_seconds = 0;  // the longest episode still open at the end of the replay
+};
+
+struct QueueResult {
+  std::string name;
+  std::string parent;  // empty for a top-level queue
+  int depth = 0;       // 0 for a top-level queue
+  bool leaf = false;
+  double deserved_gpus = 0;
+  double limit_gpus = -1;          // -1: no limit
+  std::vector<QueuePoint> series;  // on the grid of TimelinePolicyResult::series
+  // Time-weighted over the replay. fairness_gap_pct: the mean |allocated - fair share| divided by
+  // the mean fair share, both taken over the time the fair share is positive; 0 when it never is.
+  double mean_allocated_gpus = 0;
+  double mean_fair_share_gpus = 0;
+  double fairness_gap_pct = 0;
+  StarvationSummary starvation;
+  int64_t workloads = 0;  // arrived in its subtree
+  int64_t scheduled = 0;  // started at some point
+  int64_t completed = 0;
+  int64_t evictions = 0;  // whole-workload evictions of its workloads (moves included)
+  double lost_gpu_hours = 0;
+  Quantiles wait_seconds;  // arrival -> first start, over scheduled workloads
+  Quantiles jct_seconds;   // arrival -> completion, over completed workloads
+};
+
+// Evictions made by one action of the scheduling cycle.
+struct ActionChurn {
+  std::string action;             // "allocate", "consolidate", "reclaim", "preempt"
+  int64_t starts = 0;             // workloads the action started
+  int64_t evictions = 0;          // eviction records: whole workloads plus elastic extras
+  int64_t whole_workloads = 0;    // workloads taken off their nodes (moves included): restarts
+  int64_t extras = 0;             // elastic extras only; the workload kept running
+  int64_t moved = 0;              // whole workloads re-placed in the same cycle (consolidation)
+  double evicted_gpus = 0;        // GPUs the evicted pods held, summed
+  double lost_gpu_hours = 0;      // work since the last checkpoint x GPUs held
+  double per_1000_scheduled = 0;  // whole_workloads per 1,000 scheduled workloads
+  // Eviction groups: the evictions of one cycle made for one pending workload (the beneficiary).
+  int64_t groups = 0;
+  double max_evicted_to_needed = 0;  // max over groups of evicted GPUs / the beneficiary's gang GPUs
+};
+
+// The eviction group with the highest evicted / needed ratio.
+struct EvictionGroup {
+  double time_seconds = 0;
+  std::string action;
+  std::string beneficiary;
+  std::string queue;
+  int64_t victims = 0;
+  double evicted_gpus = 0;
+  double needed_gpus = 0;
+  double ratio = 0;
+};
+
+struct ChurnSummary {
+  std::vector<ActionChurn> by_action;  // in cycle order: allocate, consolidate, reclaim, preempt
+  int64_t evictions = 0;
+  int64_t whole_workloads = 0;
+  double per_1000_scheduled = 0;  // whole-workload evictions per 1,000 scheduled workloads
+  double per_hour = 0;            // whole-workload evictions per hour of simulated time
+  double lost_gpu_hours = 0;
+  double max_evicted_to_needed = 0;
+  int64_t groups_without_gpu_need = 0;  // groups that evicted GPUs for a beneficiary asking none
+  EvictionGroup worst_group;            // meaningful when some group exists
+  int64_t groups = 0;
+};
+
+struct PendingExample {
+  std::string workload;
+  std::string queue;
+  std::string code;  // pending_code_name: "QueueLimit", "Unschedulable", ...
+  std::string message;
+  double pending_seconds = 0;  // since its arrival, at the end of the replay
+};
+
+struct CycleReplayResult {
+  double cycle_interval_seconds = 0;
+  double end_seconds = 0;        // when this replay stopped
+  std::string end_reason;        // "finished", "horizon", "stable" (nothing could change any more), "limit"
+  int64_t cycles = 0;            // cycle times passed (start, start + interval, ... up to the end)
+  int64_t cycles_run = 0;        // of which run: a cycle that cannot change anything is skipped
+  Quantiles cycle_wall_seconds;  // wall-clock time of one cycle, over the cycles run
+  int64_t completed = 0;
+  Quantiles jct_seconds;            // arrival -> completion, over completed workloads
+  std::vector<QueueResult> queues;  // every queue, each followed by its subtree (depth first)
+  ChurnSummary churn;
+  // At the end of the replay: pending workloads by reason code (as the last cycle gave it;
+  // "NotYetCycled" for arrivals after it), and examples, longest pending first.
+  std::map<std::string, int64_t> pending_by_code;
+  std::vector<PendingExample> pending_examples;
+};
+
 struct TimelinePolicyResult {
   std::string policy;
   std::vector<TimelinePoint> series;  // sampled on a regular grid of simulated time
@@ -84,6 +200,7 @@ struct TimelinePolicyResult {
   Quantiles pending_seconds;                 // arrival -> start, over scheduled workloads
   std::map<std::string, TypeCount> by_type;  // failed = never scheduled
   double wall_seconds = 0;
+  std::optional<CycleReplayResult> cycle;  // set by the cycle replay (scenarios with queues)
 };
 
 struct TimelineReport {
@@ -97,6 +214,10 @@ struct TimelineReport {
   double arrival_speedup = 1;  // arrival times were divided by this
   double horizon_seconds = 0;  // the replay stopped this long after the first arrival; 0: it ran to the end
   int64_t workload_pods = 0;   // pods in all workloads of the scenario
+  // "events": first-fit in time, retried whenever capacity frees (scenarios without queues);
+  // "cycle": the scheduling cycle every cycle_interval_seconds.
+  std::string replay = "events";
+  double cycle_interval_seconds = 0;  // 0 for "events"
   std::vector<TimelinePolicyResult> policies;
 };
 

@@ -1,7 +1,8 @@
 // The timeline experiment: workloads arrive at their arrival time and leave after their
-// duration; a workload whose gang does not fit waits and is retried, in arrival order, whenever
-// capacity frees (first fit in time: a later small workload may start before an earlier large
-// one that still does not fit).
+// duration. Without queues, a workload whose gang does not fit waits and is retried, in arrival
+// order, whenever capacity frees (first fit in time: a later small workload may start before an
+// earlier large one that still does not fit). A scenario with queues is replayed through the
+// scheduling cycle instead (sim/cycle_replay.h).
 #pragma once
 
 #include <span>
@@ -24,6 +25,12 @@ struct TimelineOptions {
   double horizon_seconds = 0;
   int threads = 0;                // 0: one per core
   bool check_invariants = false;  // verify the safety invariants after every event (slow)
+  // Scenarios with queues: simulated seconds between two scheduling cycles (> 0).
+  double cycle_interval_seconds = 10;
+  // A cycle after which nothing can change until the next arrival, completion or expiring
+  // minimum runtime gives the same result as the one before, so it is not run. false runs every
+  // cycle (the results are the same; only slower).
+  bool skip_idle_cycles = true;
 };
 
 Result<TimelineReport> run_timeline_experiment(const Scenario& scenario, std::span<const std::string> policies,
