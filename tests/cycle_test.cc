@@ -118,6 +118,60 @@ TEST(Cycle, QueueLimitsHoldEvenWhenTheClusterIsIdle) {
   EXPECT_NE(why.find("queue 'capped' is at its limit: it holds 3 gpu of a limit of 3"), std::string::npos) << why;
 }
 
+TEST(Cycle, AWorkloadThatCanNeverFitItsLimitTakesNoFairShare) {
+  // 'capped' may never hold more than 4 GPUs: its 8-GPU job waits for good, and its demand must
+  // not shrink the share of 'open', which can use the GPUs.
+  SchedulerWorld world(uniform_cluster(1, 8), {gpu_queue("capped", "", 2, 1, 4), gpu_queue("open", "", 2)});
+  world.submit("too-big", "capped", {.gpus_per_pod = 8}, 0);
+  for (int i = 0; i < 8; ++i) world.submit(fmt::format("open-{}", i), "open", {}, 0);
+  CycleResult result = world.cycle(1);
+  EXPECT_DOUBLE_EQ(result.shares.share(*world.tree().find("open"), 0), 8);
+  EXPECT_DOUBLE_EQ(result.shares.share(*world.tree().find("capped"), 0), 0);
+  EXPECT_EQ(world.gpus_of("open"), 8);
+  ASSERT_EQ(result.pending.size(), 1u);
+  EXPECT_EQ(result.pending[0].reason.code, PendingCode::kQueueLimit);
+}
+
+TEST(Cycle, EqualWorkloadsSkippedAfterAFailedReclaimCarryItsFindings) {
+  // Susan's jobs are too fresh to reclaim; Jemma's first job finds that out, her identical second
+  // job is not searched again but says the same.
+  std::vector<QueueSpec> queues = lab_queues();
+  queues[0].reclaim_min_runtime_seconds = 1000;
+  SchedulerWorld world(uniform_cluster(1, 8), queues);
+  for (int i = 0; i < 8; ++i) world.submit(fmt::format("susan-{}", i), "susan", {}, 0);
+  world.cycle(1);
+  world.submit("jemma-0", "jemma", {}, 2);
+  world.submit("jemma-1", "jemma", {}, 2);
+  CycleResult result = world.cycle(3);
+  EXPECT_EQ(result.actions[static_cast<int>(Action::kReclaim)].attempts, 1);
+  ASSERT_EQ(result.pending.size(), 2u);
+  for (const PendingWorkload& pending : result.pending) {
+    EXPECT_TRUE(pending.reason.reclaim_tried) << describe(pending.reason, world.tree());
+  }
+}
+
+TEST(Cycle, RecentUsageLowersTheOverQuotaShareOfAQueueThatHadMore) {
+  // Two queues with nothing deserved split 8 GPUs evenly, unless one of them used more than its
+  // share recently and time-based fairness is on.
+  SchedulerWorld world(uniform_cluster(1, 8), {gpu_queue("heavy", "", 0), gpu_queue("light", "", 0)});
+  for (int i = 0; i < 8; ++i) {
+    world.submit(fmt::format("h{}", i), "heavy", {}, 0);
+    world.submit(fmt::format("l{}", i), "light", {}, 0);
+  }
+  const QueueIndex heavy = *world.tree().find("heavy");
+  const QueueIndex light = *world.tree().find("light");
+  CycleResult even = world.cycle(1);
+  EXPECT_DOUBLE_EQ(even.shares.share(heavy, 0), 4);
+  std::vector<ResourceVector> usage(world.tree().size(), ResourceVector(3, 0.0));
+  usage[heavy][0] = 8;  // it held all 8 GPUs lately, twice its share
+  CycleOptions options;
+  options.fair_share.usage_penalty = 1;
+  CycleResult penalised = world.cycle(2, options, usage);
+  EXPECT_LT(penalised.shares.share(heavy, 0), 4);
+  EXPECT_GT(penalised.shares.share(light, 0), 4);
+  EXPECT_DOUBLE_EQ(penalised.shares.share(heavy, 0) + penalised.shares.share(light, 0), 8);
+}
+
 TEST(Cycle, GangStartsWhole_OrNotAtAll_WithAReasonNamingThePod) {
   SchedulerWorld world(uniform_cluster(3, 8), {gpu_queue("team", "", 24)});
   const WorkloadId gang = world.submit("train", "team", {.pods = 4, .gpus_per_pod = 8}, 0);

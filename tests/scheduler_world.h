@@ -64,8 +64,8 @@ class SchedulerWorld {
     return workloads_.add(std::move(spec), queue_index.value_or(0), cluster_, at);
   }
 
-  CycleResult cycle(double now, const CycleOptions& options = {}) {
-    auto result = run_cycle({cluster_, placer_, workloads_, tree_, meter_, now}, options);
+  CycleResult cycle(double now, const CycleOptions& options = {}, std::span<const ResourceVector> recent_usage = {}) {
+    auto result = run_cycle({cluster_, placer_, workloads_, tree_, meter_, now, recent_usage}, options);
     EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
     return result.ok() ? std::move(*result) : CycleResult{};
   }

@@ -33,6 +33,8 @@ struct SimOptions {
   double arrival_speedup = 1;
   double horizon_seconds = 0;
   double cycle_interval_seconds = 10;
+  double usage_penalty = 0;
+  double usage_half_life_seconds = 3600;
   int threads = 0;
   std::string json_path;
   std::string report_dir = "tessera-report";
@@ -227,6 +229,8 @@ int run_sim(SimOptions options) {
   TimelineOptions timeline;
   timeline.samples = options.samples;
   timeline.cycle_interval_seconds = options.cycle_interval_seconds;
+  timeline.usage_penalty = options.usage_penalty;
+  timeline.usage_half_life_seconds = options.usage_half_life_seconds;
   timeline.arrival_speedup = options.arrival_speedup;
   timeline.horizon_seconds = options.horizon_seconds;
   timeline.threads = options.threads;
@@ -286,6 +290,15 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sim->add_option("--cycle-interval", options->cycle_interval_seconds,
                   "Timeline mode, scenarios with queues: simulated seconds between two scheduling cycles (> 0)")
+      ->capture_default_str();
+  sim->add_option("--usage-penalty", options->usage_penalty,
+                  "Timeline mode, scenarios with queues: time-based fairness; shrink the over-quota weight of queues "
+                  "that used more than their fair share recently by this factor (0: off)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  sim->add_option("--usage-half-life", options->usage_half_life_seconds,
+                  "Timeline mode, time-based fairness: half-life in seconds of the remembered use (> 0)")
+      ->check(CLI::Range(1e-3, 1e12))
       ->capture_default_str();
   sim->add_option("--json", options->json_path,
                   "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");

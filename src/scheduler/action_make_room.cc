@@ -35,16 +35,26 @@ std::vector<WorkloadId> waiting_for_room(CycleContext& context) {
 template <typename Key, typename KeyOf, typename Generation, typename Attempt>
 void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Generation generation, Attempt attempt) {
   ActionStats& stats = context.result().actions[static_cast<int>(action)];
-  std::map<Key, uint64_t> failed_at_generation;
+  struct Failure {
+    uint64_t generation;
+    WorkloadId workload;  // the one that failed; an equal workload skipped gets its findings
+  };
+  std::map<Key, Failure> failures;
   QueuePicker picker(context, waiting_for_room(context));
   for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
     if (!context.still_pending(id)) continue;
     const Key key = key_of(id);
-    if (auto known = failed_at_generation.find(key);
-        known != failed_at_generation.end() && known->second == generation())
+    if (auto known = failures.find(key); known != failures.end() && known->second.generation == generation()) {
+      const PendingReason& failed = *context.reason(known->second.workload);
+      PendingReason& reason = *context.reason(id);
+      reason.reclaim_blocked = failed.reclaim_blocked;
+      reason.consolidation_tried |= failed.consolidation_tried;
+      reason.reclaim_tried |= failed.reclaim_tried;
+      reason.preemption_tried |= failed.preemption_tried;
       continue;
+    }
     ++stats.attempts;
-    if (!attempt(id)) failed_at_generation[key] = generation();
+    if (!attempt(id)) failures[key] = {generation(), id};
   }
 }
 

@@ -32,6 +32,26 @@ double inherited(const QueueTree& tree, QueueIndex queue, std::optional<double> 
   return 0;
 }
 
+bool any_pod_bound(const ClusterState& cluster, const Workload& workload) {
+  for (PodId pod : workload.pods) {
+    if (cluster.binding(pod)) return true;
+  }
+  return false;
+}
+
+bool exceeds_a_limit(const QueueTree& tree, const ResourceMeter& meter, const ClusterState& cluster,
+                     const Workload& workload) {
+  ResourceVector gang(tree.resource_count(), 0.0);
+  for (PodId pod : workload.gang()) meter.add_pending(cluster.pod(pod), gang);
+  for (QueueIndex queue = workload.queue; queue != QueueTree::kNoParent; queue = tree.parent(queue)) {
+    for (ResourceId r = 0; r < gang.size(); ++r) {
+      const auto& limit = tree.quota(queue, r).limit;
+      if (limit && gang[r] > *limit + 1e-9) return true;
+    }
+  }
+  return false;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -66,6 +86,12 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
   for (QueueIndex queue = 0; queue < tree.size() && queue < inputs.recent_usage.size(); ++queue) {
     loads[queue].recent_usage = inputs.recent_usage[queue];
   }
+  std::vector<char> limited(tree.size(), 0);  // per leaf: some queue on its path has a limit
+  for (QueueIndex leaf : tree.leaves()) {
+    for (QueueIndex queue = leaf; queue != QueueTree::kNoParent && !limited[leaf]; queue = tree.parent(queue)) {
+      for (ResourceId r = 0; r < resources; ++r) limited[leaf] |= tree.quota(queue, r).limit ? 1 : 0;
+    }
+  }
   for (WorkloadId id : inputs.workloads.active()) {
     const Workload& workload = inputs.workloads[id];
     if (workload.queue >= tree.size() || !tree.is_leaf(workload.queue)) {
@@ -73,6 +99,11 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
           fmt::format("workload '{}' is in queue {}, which is not a leaf queue", workload.spec.name, workload.queue)};
     }
     QueueLoad& load = loads[workload.queue];
+    // A pending workload that alone passes a limit on its queue's path can never run: its
+    // request would only take fair share from the queues that can use it.
+    if (limited[workload.queue] && !any_pod_bound(inputs.cluster, workload) &&
+        exceeds_a_limit(tree, meter, inputs.cluster, workload))
+      continue;
     for (PodId pod : workload.pods) {
       const PodSpec& spec = inputs.cluster.pod(pod);
       if (const auto& binding = inputs.cluster.binding(pod)) {

@@ -244,7 +244,7 @@ class CycleReplay {
             end_reason = "stable";
             break;
           }
-          if (options_.skip_idle_cycles) {
+          if (options_.skip_idle_cycles && options_.usage_penalty <= 0) {
             cycle = std::max(cycle + 1, static_cast<int64_t>(std::ceil((*wake - start_) / interval_ - 1e-9)));
             continue;
           }
@@ -422,7 +422,19 @@ class CycleReplay {
     const std::vector<PendingGang> pending_before = pending_gangs();
 
     const auto wall_start = Clock::now();
-    auto result = run_cycle(CycleInputs{cluster_, placer_, workloads_, tree_, meter_, now}, cycle_options_);
+    CycleInputs inputs{cluster_, placer_, workloads_, tree_, meter_, now};
+    if (options_.usage_penalty > 0) {
+      // What each queue held since the last cycle fades into its remembered use.
+      recent_usage_.resize(tree_.size());
+      for (QueueIndex queue = 0; queue < tree_.size() && queue < held_since_last_cycle_.size(); ++queue) {
+        recent_usage_[queue] = decay_usage(recent_usage_[queue], held_since_last_cycle_[queue],
+                                           now - last_usage_update_, options_.usage_half_life_seconds);
+      }
+      last_usage_update_ = now;
+      cycle_options_.fair_share.usage_penalty = options_.usage_penalty;
+      inputs.recent_usage = recent_usage_;
+    }
+    auto result = run_cycle(inputs, cycle_options_);
     cycle_wall_seconds_.push_back(std::chrono::duration<double>(Clock::now() - wall_start).count());
     if (!result) return Error{fmt::format("the scheduling cycle at {}s failed: {}", now, result.error().message)};
     ++cycles_run_;
@@ -455,6 +467,7 @@ class CycleReplay {
             fmt::format("invariant violated with {} after the cycle at {}s: {}", policy_name, now, violations.front())};
       }
     }
+    if (options_.usage_penalty > 0) held_since_last_cycle_ = result->allocated_after;
     last_pending_ = std::move(result->pending);  // the reasons reported at the end
     return !result->operations.empty();
   }
@@ -857,6 +870,10 @@ class CycleReplay {
   const double interval_;
   const ResourceId gpu_;
   CycleOptions cycle_options_;
+  // Per queue, per resource: allocation remembered with the usage half-life (time-based fairness).
+  std::vector<ResourceVector> recent_usage_;
+  std::vector<ResourceVector> held_since_last_cycle_;
+  double last_usage_update_ = 0;
 
   ClusterState cluster_;
   Placer placer_;

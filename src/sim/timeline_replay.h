@@ -31,6 +31,12 @@ struct TimelineOptions {
   // minimum runtime gives the same result as the one before, so it is not run. false runs every
   // cycle (the results are the same; only slower).
   bool skip_idle_cycles = true;
+  // Scenarios with queues: time-based fairness (docs/fair-share.md). A queue's allocation is
+  // remembered with this half-life, and over-quota weight shrinks by `usage_penalty` times the
+  // ratio by which its remembered use passed its fair share. 0 (the default) turns it off. With
+  // it on every cycle is run, since fair shares drift as the memory fades.
+  double usage_penalty = 0;
+  double usage_half_life_seconds = 3600;
 };
 
 Result<TimelineReport> run_timeline_experiment(const Scenario& scenario, std::span<const std::string> policies,
