@@ -21,6 +21,7 @@ bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
 
 VictimIndex::VictimIndex(CycleContext& context)
     : by_node_(static_cast<size_t>(context.cluster().node_count())), nodes_of_queue_(context.tree().size()) {
+  std::vector<std::vector<std::pair<QueueIndex, int64_t>>> gpus_by_queue(by_node_.size());
   const WorkloadSet& workloads = context.workloads();
   const ClusterState& cluster = context.cluster();
   whole_unit_of_.assign(workloads.size(), -1);
@@ -45,10 +46,20 @@ VictimIndex::VictimIndex(CycleContext& context)
       }
       const auto index = static_cast<uint32_t>(units_.size());
       for (PodId pod : unit.pods) {
-        const NodeIndex node = cluster.binding(pod)->node;
-        auto& list = by_node_[static_cast<size_t>(node)];
+        const Binding& binding = *cluster.binding(pod);
+        auto& list = by_node_[static_cast<size_t>(binding.node)];
         if (list.empty() || list.back() != index) list.push_back(index);
-        nodes_of_queue_[workload.queue].push_back(node);
+        nodes_of_queue_[workload.queue].push_back(binding.node);
+        // An extra is also in its workload's whole unit: count its GPUs once.
+        if (!victim.whole()) continue;
+        auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
+        auto entry =
+            std::find_if(sums.begin(), sums.end(), [&](const auto& sum) { return sum.first == workload.queue; });
+        if (entry == sums.end()) {
+          sums.emplace_back(workload.queue, binding.gpu_milli());
+        } else {
+          entry->second += binding.gpu_milli();
+        }
       }
       min_priority_ = std::min(min_priority_, unit.priority);
       units_.push_back(std::move(unit));
@@ -67,6 +78,12 @@ VictimIndex::VictimIndex(CycleContext& context)
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   }
+  gpus_by_queue_start_.reserve(gpus_by_queue.size() + 1);
+  for (const auto& sums : gpus_by_queue) {
+    gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+    gpus_by_queue_.insert(gpus_by_queue_.end(), sums.begin(), sums.end());
+  }
+  gpus_by_queue_start_.push_back(gpus_by_queue_.size());
 }
 
 void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
@@ -232,11 +249,13 @@ class RoomSearch {
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway;
     // either way in order from `start`, round the cluster.
     size_t listed = 0;
+    accepted_flag_.assign(context_.tree().size(), request_.victim_queue ? 0 : 1);
     if (request_.victim_queue) {
       accepted_.clear();
       for (QueueIndex leaf : context_.tree().leaves()) {
         if (!request_.victim_queue(leaf)) continue;
         accepted_.push_back(leaf);
+        accepted_flag_[leaf] = 1;
         listed += victims_.nodes_of(leaf).size();
       }
     }
@@ -258,10 +277,19 @@ class RoomSearch {
     const size_t count = listed_only ? node_list_.size() : static_cast<size_t>(node_count);
     for (size_t step = 0; step < count; ++step) {
       const NodeIndex node = listed_only ? node_list_[step] : (start + static_cast<NodeIndex>(step)) % node_count;
-      const NodeSpec& spec = cluster.node_spec(node);
-      if (spec.gpu_count() < whole_gpus || check_static(spec, pod) != Predicate::kFits) continue;
+      // Skip, without looking at a victim, a node where even evicting every unit of the queues
+      // that may give would not free the GPUs the pod needs.
+      if (need > 0) {
+        int64_t reachable = 0;
+        for (const auto& [queue, gpu_milli] : victims_.gpus_by_queue_on(node)) {
+          if (accepted_flag_[queue]) reachable += gpu_milli;
+        }
+        if (reachable < need && reachable + cluster.node_state(node).gpu_free_total() < need) continue;
+      }
       const auto& units = victims_.on_node(node);
       if (units.empty()) continue;
+      const NodeSpec& spec = cluster.node_spec(node);
+      if (spec.gpu_count() < whole_gpus || check_static(spec, pod) != Predicate::kFits) continue;
       scratch_ = cluster.node_state(node);
       choice.node = node;
       choice.top_priority = INT_MIN;
@@ -324,6 +352,7 @@ class RoomSearch {
   std::vector<WorkloadId> touched_;
   std::vector<NodeIndex> node_list_;
   std::vector<QueueIndex> accepted_;
+  std::vector<char> accepted_flag_;
   std::vector<uint32_t> node_seen_;
   uint32_t node_stamp_ = 0;
 };

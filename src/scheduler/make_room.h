@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +40,13 @@ class VictimIndex {
   explicit VictimIndex(CycleContext& context);
 
   const std::vector<uint32_t>& on_node(NodeIndex node) const { return by_node_[static_cast<size_t>(node)]; }
+  // Per node: the GPUs (milli) each leaf queue's units hold there, as indexed (gone units still
+  // count, so it is an upper bound on what eviction can free).
+  std::span<const std::pair<QueueIndex, int64_t>> gpus_by_queue_on(NodeIndex node) const {
+    const auto index = static_cast<size_t>(node);
+    return {gpus_by_queue_.data() + gpus_by_queue_start_[index],
+            gpus_by_queue_start_[index + 1] - gpus_by_queue_start_[index]};
+  }
   // The nodes where a leaf queue's units run, in node order.
   const std::vector<NodeIndex>& nodes_of(QueueIndex leaf) const { return nodes_of_queue_[leaf]; }
   const Unit& unit(uint32_t index) const { return units_[index]; }
@@ -54,7 +62,10 @@ class VictimIndex {
   std::vector<Unit> units_;
   std::vector<std::vector<uint32_t>> by_node_;
   std::vector<std::vector<NodeIndex>> nodes_of_queue_;
-  std::vector<int32_t> whole_unit_of_;  // per workload: index of its whole unit, or -1
+  // One flat array, node after node (scanned for every node a search visits).
+  std::vector<std::pair<QueueIndex, int64_t>> gpus_by_queue_;
+  std::vector<size_t> gpus_by_queue_start_;  // per node, and one past the last
+  std::vector<int32_t> whole_unit_of_;       // per workload: index of its whole unit, or -1
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
   int min_priority_ = 0;
   NodeIndex next_start_ = 0;
