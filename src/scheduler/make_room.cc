@@ -62,6 +62,13 @@ VictimIndex::VictimIndex(CycleContext& context)
         }
       }
       min_priority_ = std::min(min_priority_, unit.priority);
+      gone_.push_back(0);
+      unit_queue_.push_back(static_cast<uint32_t>(workload.queue));
+      uint8_t holds = unit.gpu_milli > 0 ? kHoldsGpu : 0;
+      for (const Resources& request : unit.requests) {
+        if (request.cpu_milli > 0 || request.memory_bytes > 0) holds |= kHoldsCpuOrMemory;
+      }
+      unit_holds_.push_back(holds);
       units_.push_back(std::move(unit));
       return index;
     };
@@ -92,14 +99,13 @@ void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
     if (eviction.workload < 0 || static_cast<size_t>(eviction.workload) >= whole_unit_of_.size()) continue;
     // The workload's pods changed, so its whole unit is stale; a whole eviction takes its extras.
     if (const int32_t whole = whole_unit_of_[static_cast<size_t>(eviction.workload)]; whole >= 0)
-      units_[static_cast<size_t>(whole)].gone = true;
+      gone_[static_cast<size_t>(whole)] = 1;
     auto extras = extras_of_.find(eviction.workload);
     if (extras == extras_of_.end()) continue;
     for (uint32_t index : extras->second) {
-      Unit& unit = units_[index];
       if (eviction.whole_workload ||
-          std::find(eviction.pods.begin(), eviction.pods.end(), unit.unit.extra) != eviction.pods.end())
-        unit.gone = true;
+          std::find(eviction.pods.begin(), eviction.pods.end(), units_[index].unit.extra) != eviction.pods.end())
+        gone_[index] = 1;
     }
   }
 }
@@ -240,6 +246,9 @@ class RoomSearch {
     const ClusterState& cluster = context_.cluster();
     const int node_count = cluster.node_count();
     const int64_t need = pod_gpu_need(context_, pod);
+    // The resources the queue rules compare for this workload (ResourceMeter::key_resources).
+    const uint8_t key_mask =
+        context_.gang_gpu_milli(request_.pending) > 0 ? VictimIndex::kHoldsGpu : VictimIndex::kHoldsCpuOrMemory;
     int candidates_left = kCandidateNodes;
     const int whole_gpus = pod.gpu.kind == GpuRequest::Kind::kWhole ? pod.gpu.whole_gpus : 0;
     NodeChoice best;
@@ -299,10 +308,12 @@ class RoomSearch {
       bool fits = false;
       released_.clear();
       for (uint32_t index : units) {
-        const VictimIndex::Unit& unit = victims_.unit(index);
-        if (unit.gone || unit.unit.workload == request_.pending || touched(unit.unit.workload) ||
-            !request_.eligible(unit))
+        // A unit of a queue that may give nothing can be taken only if it holds none of the key
+        // resources; the filter decides the rest.
+        if (victims_.gone(index) || (!accepted_flag_[victims_.queue_of(index)] && (victims_.holds(index) & key_mask)))
           continue;
+        const VictimIndex::Unit& unit = victims_.unit(index);
+        if (unit.unit.workload == request_.pending || touched(unit.unit.workload) || !request_.eligible(unit)) continue;
         for (size_t member = 0; member < unit.pods.size(); ++member) {
           // A workload's extra may come before its whole unit, which holds that pod too.
           const PodId victim_pod = unit.pods[member];

@@ -34,7 +34,6 @@ class VictimIndex {
     std::vector<PodId> pods;          // its bound pods,
     std::vector<Binding> bindings;    // where each runs,
     std::vector<Resources> requests;  // and what each asks of CPU and memory
-    bool gone = false;                // evicted (or changed) by a commit of this action
   };
 
   explicit VictimIndex(CycleContext& context);
@@ -50,6 +49,13 @@ class VictimIndex {
   // The nodes where a leaf queue's units run, in node order.
   const std::vector<NodeIndex>& nodes_of(QueueIndex leaf) const { return nodes_of_queue_[leaf]; }
   const Unit& unit(uint32_t index) const { return units_[index]; }
+  // Evicted (or changed) by a commit of this action. Kept apart from the units, with their
+  // queues, so a search can pass over units it may not take without loading them.
+  bool gone(uint32_t index) const { return gone_[index] != 0; }
+  QueueIndex queue_of(uint32_t index) const { return unit_queue_[index]; }
+  // What a unit holds, as bits: kHoldsGpu, kHoldsCpuOrMemory.
+  static constexpr uint8_t kHoldsGpu = 1, kHoldsCpuOrMemory = 2;
+  uint8_t holds(uint32_t index) const { return unit_holds_[index]; }
   // The lowest priority of any unit: a node whose victims are all of it is as cheap as it gets.
   int min_priority() const { return min_priority_; }
   // Marks gone every unit touched by the evictions: the unit itself and, for an extra, its
@@ -60,6 +66,9 @@ class VictimIndex {
 
  private:
   std::vector<Unit> units_;
+  std::vector<char> gone_;
+  std::vector<uint32_t> unit_queue_;
+  std::vector<uint8_t> unit_holds_;
   std::vector<std::vector<uint32_t>> by_node_;
   std::vector<std::vector<NodeIndex>> nodes_of_queue_;
   // One flat array, node after node (scanned for every node a search visits).
