@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 
 #include "engine/invariants.h"
 #include "scheduler/cycle.h"
@@ -118,6 +119,20 @@ void check_cycle(SchedulerWorld& world, const CycleResult& result, const CycleOp
       ASSERT_FALSE(all_fit) << where << ": " << world.workloads()[eviction.workload].spec.name
                             << " was evicted though its place is still free";
     }
+  }
+  // A queue that lost work to reclaim keeps at least its fair share of GPUs (every workload
+  // here asks for GPUs, so GPUs are the key resource); preemption inside a queue may take it
+  // lower, so queues that also preempted are left out.
+  std::set<QueueIndex> reclaimed, preempted;
+  for (const Eviction& eviction : result.evictions) {
+    const QueueIndex queue = world.workloads()[eviction.workload].queue;
+    if (eviction.action == Action::kReclaim) reclaimed.insert(queue);
+    if (eviction.action == Action::kPreempt) preempted.insert(queue);
+  }
+  for (QueueIndex queue : reclaimed) {
+    if (preempted.count(queue)) continue;
+    ASSERT_GE(result.allocated_after[queue][0], result.shares.share(queue, 0) - 1e-6)
+        << where << ": reclaim took queue " << world.tree().spec(queue).name << " below its fair share";
   }
   const QueueTree& tree = world.tree();
   for (QueueIndex queue = 0; queue < tree.size(); ++queue) {

@@ -64,7 +64,7 @@ void consolidate(CycleContext& context) {
   const QueueTree& tree = context.tree();
   std::vector<double> min_runtime(tree.size());
   for (QueueIndex queue = 0; queue < tree.size(); ++queue) min_runtime[queue] = preempt_min_runtime(tree, queue);
-  VictimIndex victims(context);
+  VictimIndex victims(context, min_runtime);
   // Moves rearrange the cluster: any commit may open room for a gang that failed before.
   for_each_waiting<uint32_t>(
       context, Action::kConsolidate, [&](WorkloadId id) { return context.workloads()[id].gang_shape; },
@@ -93,7 +93,7 @@ void reclaim(CycleContext& context) {
   const QueueTree& tree = context.tree();
   std::vector<double> min_runtime(tree.size());
   for (QueueIndex queue = 0; queue < tree.size(); ++queue) min_runtime[queue] = reclaim_min_runtime(tree, queue);
-  VictimIndex victims(context);
+  VictimIndex victims(context, min_runtime);
   // A reclaim only takes from queues above their share and fills the room it frees, so after it
   // another queue's failed reclaim can succeed only if room was left free.
   for_each_waiting<std::pair<uint32_t, QueueIndex>>(
@@ -121,8 +121,17 @@ void reclaim(CycleContext& context) {
         RoomRequest request;
         request.pending = id;
         request.action = Action::kReclaim;
+        request.give_cap_milli.assign(tree.size(), 0);
+        request.give_keys = keys;
         request.refresh = [&] {
           context.ledger().loss_allowance(pending.queue, request_amount, before, keys, allowance);
+          request.give_allowance = allowance;
+          // keys[0] is gpu for a GPU workload; a CPU-only one needs no GPU, so no cap is read.
+          for (QueueIndex queue = 0; queue < tree.size(); ++queue) {
+            const double gpus = allowance[queue * key_count];
+            request.give_cap_milli[queue] =
+                gpus <= 0 ? 0 : static_cast<int64_t>(std::min(gpus * kMilliPerGpu + 1, 1e15));
+          }
         };
         request.victim_queue = [&](QueueIndex leaf) {
           if (leaf == pending.queue) return false;
@@ -159,7 +168,7 @@ void preempt(CycleContext& context) {
   const QueueTree& tree = context.tree();
   std::vector<double> min_runtime(tree.size());
   for (QueueIndex queue = 0; queue < tree.size(); ++queue) min_runtime[queue] = preempt_min_runtime(tree, queue);
-  VictimIndex victims(context);
+  VictimIndex victims(context, min_runtime);
   for_each_waiting<std::tuple<uint32_t, QueueIndex, int>>(
       context, Action::kPreempt,
       [&](WorkloadId id) {

@@ -19,7 +19,7 @@ bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
 
 }  // namespace
 
-VictimIndex::VictimIndex(CycleContext& context)
+VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runtime)
     : by_node_(static_cast<size_t>(context.cluster().node_count())), nodes_of_queue_(context.tree().size()) {
   std::vector<std::vector<std::pair<QueueIndex, int64_t>>> gpus_by_queue(by_node_.size());
   const WorkloadSet& workloads = context.workloads();
@@ -29,7 +29,8 @@ VictimIndex::VictimIndex(CycleContext& context)
   for (WorkloadId id : workloads.active()) {
     const Workload& workload = workloads[id];
     // Work this cycle just placed is not taken back in the same cycle.
-    if (!workload.spec.preemptible || !workloads.is_running(id, cluster) || workload.started_at >= context.now())
+    if (!workload.spec.preemptible || !workloads.is_running(id, cluster) || workload.started_at >= context.now() ||
+        context.now() - workload.started_at < min_runtime[workload.queue])
       continue;
     auto add_unit = [&](VictimUnit victim) {
       Unit unit;
@@ -237,6 +238,22 @@ class RoomSearch {
     return std::find(touched_.begin(), touched_.end(), workload) != touched_.end();
   }
 
+  // Whether the unit, with the victims of its queue already chosen on this node, stays within
+  // what its queue may lose; if so, counts it.
+  bool within_allowance(const VictimIndex::Unit& unit) {
+    const size_t keys = request_.give_keys.size();
+    if (keys == 0) return true;
+    if (taken_.size() != request_.give_allowance.size()) taken_.assign(request_.give_allowance.size(), 0);
+    const size_t base = unit.queue * keys;
+    for (size_t k = 0; k < keys; ++k) {
+      const double amount = resource_at(unit.amount, request_.give_keys[k]);
+      if (amount > 0 && taken_[base + k] + amount > request_.give_allowance[base + k]) return false;
+    }
+    for (size_t k = 0; k < keys; ++k) taken_[base + k] += resource_at(unit.amount, request_.give_keys[k]);
+    taken_queues_.push_back(unit.queue);
+    return true;
+  }
+
   bool give_up(Statement& statement) {
     context_.rollback(statement, 0);
     return false;
@@ -291,7 +308,9 @@ class RoomSearch {
       if (need > 0) {
         int64_t reachable = 0;
         for (const auto& [queue, gpu_milli] : victims_.gpus_by_queue_on(node)) {
-          if (accepted_flag_[queue]) reachable += gpu_milli;
+          if (!accepted_flag_[queue]) continue;
+          reachable +=
+              request_.give_cap_milli.empty() ? gpu_milli : std::min(gpu_milli, request_.give_cap_milli[queue]);
         }
         if (reachable < need && reachable + cluster.node_state(node).gpu_free_total() < need) continue;
       }
@@ -307,6 +326,10 @@ class RoomSearch {
       choice.victims.clear();
       bool fits = false;
       released_.clear();
+      for (QueueIndex queue : taken_queues_) {
+        for (size_t k = 0; k < request_.give_keys.size(); ++k) taken_[queue * request_.give_keys.size() + k] = 0;
+      }
+      taken_queues_.clear();
       for (uint32_t index : units) {
         // A unit of a queue that may give nothing can be taken only if it holds none of the key
         // resources; the filter decides the rest.
@@ -314,6 +337,7 @@ class RoomSearch {
           continue;
         const VictimIndex::Unit& unit = victims_.unit(index);
         if (unit.unit.workload == request_.pending || touched(unit.unit.workload) || !request_.eligible(unit)) continue;
+        if (!within_allowance(unit)) continue;
         for (size_t member = 0; member < unit.pods.size(); ++member) {
           // A workload's extra may come before its whole unit, which holds that pod too.
           const PodId victim_pod = unit.pods[member];
@@ -364,6 +388,8 @@ class RoomSearch {
   std::vector<NodeIndex> node_list_;
   std::vector<QueueIndex> accepted_;
   std::vector<char> accepted_flag_;
+  std::vector<double> taken_;             // per queue × key: chosen so far on the current node
+  std::vector<QueueIndex> taken_queues_;  // the queues with entries in taken_ to clear
   std::vector<uint32_t> node_seen_;
   uint32_t node_stamp_ = 0;
 };

@@ -36,7 +36,9 @@ class VictimIndex {
     std::vector<Resources> requests;  // and what each asks of CPU and memory
   };
 
-  explicit VictimIndex(CycleContext& context);
+  // Units of workloads younger than their queue's `min_runtime` (per queue index) are left out:
+  // the action may not take them whatever else holds.
+  VictimIndex(CycleContext& context, std::span<const double> min_runtime);
 
   const std::vector<uint32_t>& on_node(NodeIndex node) const { return by_node_[static_cast<size_t>(node)]; }
   // Per node: the GPUs (milli) each leaf queue's units hold there, as indexed (gone units still
@@ -93,6 +95,14 @@ struct RoomRequest {
   // When set, only nodes running units of leaf queues it accepts are searched: reclaim takes
   // only from queues above their share, preemption only from the workload's own queue.
   std::function<bool(QueueIndex leaf)> victim_queue;
+  // When not empty, per queue index: the most GPU milli the queue may give up (reclaim keeps
+  // victim queues at their fair share); kept current by `refresh`.
+  std::vector<int64_t> give_cap_milli;
+  // When not empty: per queue index × key (queue * give_keys.size() + k), what each queue may
+  // still lose of each key resource. The victims chosen on one node are counted together
+  // against it (the filter sees one unit at a time).
+  std::vector<double> give_allowance;
+  std::vector<ResourceId> give_keys;
   bool move_victims = false;  // consolidation: victims must be re-placed in the same statement
 };
 
