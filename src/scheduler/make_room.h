@@ -5,10 +5,11 @@
 // cost least — lowest top priority, then fewest GPUs, then fewest pods — is chosen. As in the
 // Kubernetes scheduler's preemption, a bounded number of candidate nodes (100) is compared,
 // starting where the last search stopped; the scan also stops at a node that cannot be beaten:
-// victims of the lowest priority running, no more GPUs than the pod needs (one, for a fraction). Once the gang is
-// placed, every victim whose old place is still free is put back (so none is evicted in vain), moved victims are
-// re-placed, and the statement commits; if anything fails, nothing happened. Victims are whole workloads or single
-// elastic extras, never part of a gang, never preemptible-flagged false, never started in this cycle.
+// victims of the lowest priority running, no more GPUs than the pod needs (one, for a fraction).
+// Once the gang is placed, every victim whose old place is still free is put back (so none is
+// evicted in vain), moved victims are re-placed, and the statement commits; if anything fails,
+// nothing happened. Victims are whole workloads or single elastic extras (never part of a gang),
+// preemptible, past the action's minimum runtime, and not started in this cycle.
 #pragma once
 
 #include <functional>
