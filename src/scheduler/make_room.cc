@@ -21,7 +21,7 @@ bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
 
 VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runtime)
     : by_node_(static_cast<size_t>(context.cluster().node_count())), nodes_of_queue_(context.tree().size()) {
-  std::vector<std::vector<std::pair<QueueIndex, int64_t>>> gpus_by_queue(by_node_.size());
+  std::vector<std::vector<QueueGpus>> gpus_by_queue(by_node_.size());
   const WorkloadSet& workloads = context.workloads();
   const ClusterState& cluster = context.cluster();
   whole_unit_of_.assign(workloads.size(), -1);
@@ -51,16 +51,13 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
         auto& list = by_node_[static_cast<size_t>(binding.node)];
         if (list.empty() || list.back() != index) list.push_back(index);
         nodes_of_queue_[workload.queue].push_back(binding.node);
-        // An extra is also in its workload's whole unit: count its GPUs once.
-        if (!victim.whole()) continue;
         auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
         auto entry =
-            std::find_if(sums.begin(), sums.end(), [&](const auto& sum) { return sum.first == workload.queue; });
-        if (entry == sums.end()) {
-          sums.emplace_back(workload.queue, binding.gpu_milli());
-        } else {
-          entry->second += binding.gpu_milli();
-        }
+            std::find_if(sums.begin(), sums.end(), [&](const QueueGpus& sum) { return sum.queue == workload.queue; });
+        if (entry == sums.end()) entry = sums.insert(sums.end(), QueueGpus{workload.queue, 0, unit.gpu_milli});
+        entry->smallest_unit_milli = std::min(entry->smallest_unit_milli, unit.gpu_milli);
+        // An extra is also in its workload's whole unit: count its GPUs once.
+        if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
       }
       min_priority_ = std::min(min_priority_, unit.priority);
       gone_.push_back(0);
@@ -307,10 +304,14 @@ class RoomSearch {
       // that may give would not free the GPUs the pod needs.
       if (need > 0) {
         int64_t reachable = 0;
-        for (const auto& [queue, gpu_milli] : victims_.gpus_by_queue_on(node)) {
-          if (!accepted_flag_[queue]) continue;
-          reachable +=
-              request_.give_cap_milli.empty() ? gpu_milli : std::min(gpu_milli, request_.give_cap_milli[queue]);
+        for (const VictimIndex::QueueGpus& held : victims_.gpus_by_queue_on(node)) {
+          if (!accepted_flag_[held.queue]) continue;
+          if (request_.give_cap_milli.empty()) {
+            reachable += held.gpu_milli;
+          } else if (held.smallest_unit_milli <= request_.give_cap_milli[held.queue]) {
+            // No unit larger than what its queue may lose can be taken.
+            reachable += std::min(held.gpu_milli, request_.give_cap_milli[held.queue]);
+          }
         }
         if (reachable < need && reachable + cluster.node_state(node).gpu_free_total() < need) continue;
       }

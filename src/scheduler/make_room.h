@@ -42,9 +42,15 @@ class VictimIndex {
   VictimIndex(CycleContext& context, std::span<const double> min_runtime);
 
   const std::vector<uint32_t>& on_node(NodeIndex node) const { return by_node_[static_cast<size_t>(node)]; }
-  // Per node: the GPUs (milli) each leaf queue's units hold there, as indexed (gone units still
-  // count, so it is an upper bound on what eviction can free).
-  std::span<const std::pair<QueueIndex, int64_t>> gpus_by_queue_on(NodeIndex node) const {
+  // Per node and leaf queue with units there: the GPUs (milli) they hold on the node, and the
+  // GPUs of the smallest of those units (on all its nodes). As indexed: gone units still count,
+  // so these bound from above what eviction can free.
+  struct QueueGpus {
+    QueueIndex queue = 0;
+    int64_t gpu_milli = 0;
+    int64_t smallest_unit_milli = 0;
+  };
+  std::span<const QueueGpus> gpus_by_queue_on(NodeIndex node) const {
     const auto index = static_cast<size_t>(node);
     return {gpus_by_queue_.data() + gpus_by_queue_start_[index],
             gpus_by_queue_start_[index + 1] - gpus_by_queue_start_[index]};
@@ -75,7 +81,7 @@ class VictimIndex {
   std::vector<std::vector<uint32_t>> by_node_;
   std::vector<std::vector<NodeIndex>> nodes_of_queue_;
   // One flat array, node after node (scanned for every node a search visits).
-  std::vector<std::pair<QueueIndex, int64_t>> gpus_by_queue_;
+  std::vector<QueueGpus> gpus_by_queue_;
   std::vector<size_t> gpus_by_queue_start_;  // per node, and one past the last
   std::vector<int32_t> whole_unit_of_;       // per workload: index of its whole unit, or -1
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
