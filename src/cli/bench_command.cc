@@ -79,6 +79,19 @@ struct ReclaimBenchOptions {
   std::string json_path;
 };
 
+// The options `bench cycle` and `bench reclaim` share: how many cycles, the world's seed, the
+// policy and the JSON file.
+void add_timing_options(CLI::App* command, int& cycles, uint64_t& seed, std::string& policy, std::string& json_path) {
+  command->add_option("--cycles", cycles, "Cycles to time, each on a freshly loaded world")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  command->add_option("--seed", seed, "Seed of the synthetic world")->capture_default_str();
+  command->add_option("--policy", policy, fmt::format("Placement policy: {}", fmt::join(policy_names(), ", ")))
+      ->capture_default_str();
+  command->add_option("--json", json_path,
+                      "Also write the figures as JSON to this file (schema: docs/bench-json-schema.md)");
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -542,16 +555,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   cycle->add_option("--queues", cycle_options->world.queues, "Leaf queues (projects), in about sqrt(Q/2) departments")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  cycle->add_option("--cycles", cycle_options->cycles, "Cycles to time, each on a freshly loaded world")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cycle->add_option("--seed", cycle_options->world.seed, "Seed of the synthetic world")->capture_default_str();
-  cycle
-      ->add_option("--policy", cycle_options->policy,
-                   fmt::format("Placement policy: {}", fmt::join(policy_names(), ", ")))
-      ->capture_default_str();
-  cycle->add_option("--json", cycle_options->json_path,
-                    "Also write the figures as JSON to this file (schema: docs/bench-json-schema.md)");
+  add_timing_options(cycle, cycle_options->cycles, cycle_options->world.seed, cycle_options->policy,
+                     cycle_options->json_path);
   cycle->callback([cycle_options, &exit_code] { exit_code = run_cycle_bench(*cycle_options); });
 
   auto reclaim_options = std::make_shared<ReclaimBenchOptions>();
@@ -566,16 +571,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   reclaim->add_option("--gpus-per-pod", reclaim_options->world.gpus_per_pod, "Whole GPUs per gang pod")
       ->check(CLI::Range(1, 8))
       ->capture_default_str();
-  reclaim->add_option("--cycles", reclaim_options->cycles, "Cycles to time, each on a freshly loaded world")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  reclaim->add_option("--seed", reclaim_options->world.seed, "Seed of the synthetic world")->capture_default_str();
-  reclaim
-      ->add_option("--policy", reclaim_options->policy,
-                   fmt::format("Placement policy: {}", fmt::join(policy_names(), ", ")))
-      ->capture_default_str();
-  reclaim->add_option("--json", reclaim_options->json_path,
-                      "Also write the figures as JSON to this file (schema: docs/bench-json-schema.md)");
+  add_timing_options(reclaim, reclaim_options->cycles, reclaim_options->world.seed, reclaim_options->policy,
+                     reclaim_options->json_path);
   reclaim->callback([reclaim_options, &exit_code] { exit_code = run_reclaim_bench(*reclaim_options); });
 }
 

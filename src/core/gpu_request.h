@@ -60,6 +60,12 @@ struct GpuRequest {
     return 0;
   }
 
+  // What a request counts for before it is placed, in milli: a memory request as the portion it
+  // would take of a device of `typical_device_memory_bytes`, the others their nominal amount.
+  int64_t pending_milli(int64_t typical_device_memory_bytes) const {
+    return kind == Kind::kMemory ? milli_on_device(typical_device_memory_bytes) : nominal_milli();
+  }
+
   friend bool operator==(const GpuRequest&, const GpuRequest&) = default;
 };
 

@@ -58,13 +58,18 @@ void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Genera
   }
 }
 
+// A queue setting resolved for every queue of the tree (minimum runtimes, inherited).
+std::vector<double> per_queue(const QueueTree& tree, double (*setting)(const QueueTree&, QueueIndex)) {
+  std::vector<double> values(tree.size());
+  for (QueueIndex queue = 0; queue < tree.size(); ++queue) values[queue] = setting(tree, queue);
+  return values;
+}
+
 }  // namespace
 
 void consolidate(CycleContext& context) {
   const QueueTree& tree = context.tree();
-  std::vector<double> min_runtime(tree.size());
-  for (QueueIndex queue = 0; queue < tree.size(); ++queue) min_runtime[queue] = preempt_min_runtime(tree, queue);
-  VictimIndex victims(context, min_runtime);
+  VictimIndex victims(context, per_queue(tree, preempt_min_runtime));
   // Moves rearrange the cluster: any commit may open room for a gang that failed before.
   for_each_waiting<uint32_t>(
       context, Action::kConsolidate, [&](WorkloadId id) { return context.workloads()[id].gang_shape; },
@@ -81,19 +86,14 @@ void consolidate(CycleContext& context) {
         RoomRequest request;
         request.pending = id;
         request.action = Action::kConsolidate;
-        request.move_victims = true;
-        request.eligible = [&](const VictimIndex::Unit& unit) {
-          return context.now() - unit.started_at >= min_runtime[unit.queue];
-        };
+        request.move_victims = true;  // any unit the index holds may move
         return make_room(context, victims, request);
       });
 }
 
 void reclaim(CycleContext& context) {
   const QueueTree& tree = context.tree();
-  std::vector<double> min_runtime(tree.size());
-  for (QueueIndex queue = 0; queue < tree.size(); ++queue) min_runtime[queue] = reclaim_min_runtime(tree, queue);
-  VictimIndex victims(context, min_runtime);
+  VictimIndex victims(context, per_queue(tree, reclaim_min_runtime));
   // A reclaim only takes from queues above their share and fills the room it frees, so after it
   // another queue's failed reclaim can succeed only if room was left free.
   for_each_waiting<std::pair<uint32_t, QueueIndex>>(
@@ -141,7 +141,7 @@ void reclaim(CycleContext& context) {
           return false;
         };
         request.eligible = [&](const VictimIndex::Unit& unit) {
-          if (unit.queue == pending.queue || context.now() - unit.started_at < min_runtime[unit.queue]) return false;
+          if (unit.queue == pending.queue) return false;
           const double* entry = &allowance[unit.queue * key_count];
           for (size_t k = 0; k < key_count; ++k) {
             const double lost = resource_at(unit.amount, keys[k]);
@@ -166,9 +166,7 @@ void reclaim(CycleContext& context) {
 
 void preempt(CycleContext& context) {
   const QueueTree& tree = context.tree();
-  std::vector<double> min_runtime(tree.size());
-  for (QueueIndex queue = 0; queue < tree.size(); ++queue) min_runtime[queue] = preempt_min_runtime(tree, queue);
-  VictimIndex victims(context, min_runtime);
+  VictimIndex victims(context, per_queue(tree, preempt_min_runtime));
   for_each_waiting<std::tuple<uint32_t, QueueIndex, int>>(
       context, Action::kPreempt,
       [&](WorkloadId id) {
@@ -187,8 +185,7 @@ void preempt(CycleContext& context) {
         request.action = Action::kPreempt;
         request.victim_queue = [&](QueueIndex leaf) { return leaf == pending.queue; };
         request.eligible = [&](const VictimIndex::Unit& unit) {
-          return unit.queue == pending.queue && unit.priority < pending.spec.priority &&
-                 context.now() - unit.started_at >= min_runtime[unit.queue];
+          return unit.queue == pending.queue && unit.priority < pending.spec.priority;
         };
         return make_room(context, victims, request);
       });

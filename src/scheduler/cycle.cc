@@ -32,13 +32,6 @@ double inherited(const QueueTree& tree, QueueIndex queue, std::optional<double> 
   return 0;
 }
 
-bool any_pod_bound(const ClusterState& cluster, const Workload& workload) {
-  for (PodId pod : workload.pods) {
-    if (cluster.binding(pod)) return true;
-  }
-  return false;
-}
-
 bool exceeds_a_limit(const QueueTree& tree, const ResourceMeter& meter, const ClusterState& cluster,
                      const Workload& workload) {
   ResourceVector gang(tree.resource_count(), 0.0);
@@ -101,7 +94,7 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
     QueueLoad& load = loads[workload.queue];
     // A pending workload that alone passes a limit on its queue's path can never run: its
     // request would only take fair share from the queues that can use it.
-    if (limited[workload.queue] && !any_pod_bound(inputs.cluster, workload) &&
+    if (limited[workload.queue] && inputs.workloads.is_pending(id, inputs.cluster) &&
         exceeds_a_limit(tree, meter, inputs.cluster, workload))
       continue;
     for (PodId pod : workload.pods) {

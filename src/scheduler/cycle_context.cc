@@ -24,7 +24,6 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       waiting_(inputs.workloads.size(), 0) {
   result_.loads = std::move(loads);
   const ClusterState& cluster = inputs.cluster;
-  typical_device_memory_ = cluster.spec().median_device_memory();
   for (WorkloadId id : inputs.workloads.active()) {
     bool any_bound = false;
     for (PodId pod : inputs.workloads[id].pods) {
@@ -55,10 +54,7 @@ const ResourceVector& CycleContext::gang_request(WorkloadId workload) {
 int64_t CycleContext::gang_gpu_milli(WorkloadId workload) const {
   int64_t total = 0;
   const Workload& entry = inputs_.workloads[workload];
-  for (PodId pod : entry.gang()) {
-    const GpuRequest& gpu = inputs_.cluster.pod(pod).gpu;
-    total += gpu.kind == GpuRequest::Kind::kMemory ? gpu.milli_on_device(typical_device_memory_) : gpu.nominal_milli();
-  }
+  for (PodId pod : entry.gang()) total += inputs_.cluster.pod(pod).gpu.pending_milli(typical_device_memory());
   return total;
 }
 

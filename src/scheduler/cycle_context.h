@@ -45,7 +45,7 @@ class CycleContext {
   // placed since). A flag, not a look at every pod: actions ask it for 100,000 workloads.
   bool still_pending(WorkloadId workload) const { return waiting_[static_cast<size_t>(workload)] != 0; }
   // The device memory a pending GPU-memory request is measured against (the cluster's median).
-  int64_t typical_device_memory() const { return typical_device_memory_; }
+  int64_t typical_device_memory() const { return meter().typical_device_memory(); }
   std::optional<PendingReason>& reason(WorkloadId workload) { return reasons_[static_cast<size_t>(workload)]; }
 
   // Pods that may be bound on a node (a superset: check the binding before use).
@@ -92,7 +92,6 @@ class CycleContext {
   std::vector<char> waiting_;  // per workload: pending at the start and not placed since
   uint64_t generation_ = 0;
   uint64_t freed_generation_ = 0;
-  int64_t typical_device_memory_ = 0;
 };
 
 // Whole-workload and per-pod ordering shared by the actions.

@@ -141,11 +141,6 @@ bool binding_fits(const ClusterState& cluster, PodId pod, const Binding& binding
   return true;
 }
 
-int64_t pod_gpu_need(const CycleContext& context, const PodSpec& pod) {
-  if (pod.gpu.kind == GpuRequest::Kind::kMemory) return pod.gpu.milli_on_device(context.typical_device_memory());
-  return pod.gpu.nominal_milli();
-}
-
 // Like the Kubernetes scheduler's preemption, the search compares a bounded number of nodes that
 // could take the pod and keeps the cheapest: 100 (all of them in a smaller cluster). Comparing
 // 10% of 10,000 nodes for each of thousands of reclaims per cycle costs seconds and rarely finds
@@ -167,13 +162,15 @@ class RoomSearch {
     Statement statement(cluster);
     int64_t evicted_milli = 0;
     std::vector<EvictedUnit> evicted;
+    bool evicted_since_refresh = false;  // the caller refreshed before calling
     for (PodId pod : pending.gang()) {
       const PodSpec& spec = cluster.pod(pod);
       if (auto binding = context_.placer().find(cluster, spec)) {
         context_.allocate(statement, pod, std::move(*binding));
         continue;
       }
-      if (request_.refresh) request_.refresh();
+      if (request_.refresh && evicted_since_refresh) request_.refresh();
+      evicted_since_refresh = false;
       NodeChoice choice = best_node(spec, budget - evicted_milli);
       if (choice.node < 0) return give_up(statement);
       for (uint32_t index : choice.victims) {
@@ -187,6 +184,7 @@ class RoomSearch {
         }
         evicted_milli += unit.gpu_milli;
         evicted.push_back(std::move(record));
+        evicted_since_refresh = true;
       }
       auto binding = context_.placer().find(cluster, spec);
       if (!binding) return give_up(statement);
@@ -259,7 +257,7 @@ class RoomSearch {
   NodeChoice best_node(const PodSpec& pod, int64_t budget) {
     const ClusterState& cluster = context_.cluster();
     const int node_count = cluster.node_count();
-    const int64_t need = pod_gpu_need(context_, pod);
+    const int64_t need = pod.gpu.pending_milli(context_.typical_device_memory());
     // The resources the queue rules compare for this workload (ResourceMeter::key_resources).
     const uint8_t key_mask =
         context_.gang_gpu_milli(request_.pending) > 0 ? VictimIndex::kHoldsGpu : VictimIndex::kHoldsCpuOrMemory;
@@ -337,7 +335,9 @@ class RoomSearch {
         if (victims_.gone(index) || (!accepted_flag_[victims_.queue_of(index)] && (victims_.holds(index) & key_mask)))
           continue;
         const VictimIndex::Unit& unit = victims_.unit(index);
-        if (unit.unit.workload == request_.pending || touched(unit.unit.workload) || !request_.eligible(unit)) continue;
+        if (unit.unit.workload == request_.pending || touched(unit.unit.workload) ||
+            (request_.eligible && !request_.eligible(unit)))
+          continue;
         if (!within_allowance(unit)) continue;
         for (size_t member = 0; member < unit.pods.size(); ++member) {
           // A workload's extra may come before its whole unit, which holds that pod too.

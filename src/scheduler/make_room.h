@@ -95,9 +95,9 @@ using VictimFilter = std::function<bool(const VictimIndex::Unit& unit)>;
 struct RoomRequest {
   WorkloadId pending = -1;
   Action action = Action::kReclaim;
-  VictimFilter eligible;
-  // Called before each search for a node and after each round of evictions, for filters that
-  // precompute from the ledger.
+  VictimFilter eligible;  // empty: every unit of the index (the action's minimum runtime is applied there)
+  // For filters that precompute from the ledger: the caller calls it before make_room, and
+  // make_room again after each round of evictions (only evictions change what queues may lose).
   std::function<void()> refresh;
   // When set, only nodes running units of leaf queues it accepts are searched: reclaim takes
   // only from queues above their share, preemption only from the workload's own queue.

@@ -26,9 +26,7 @@ void ResourceMeter::add_common(const PodSpec& pod, ResourceVector& total) const 
 void ResourceMeter::add_pending(const PodSpec& pod, ResourceVector& total) const {
   add_common(pod, total);
   if (!pod.gpu.wants_gpu()) return;
-  const double gpus = pod.gpu.kind == GpuRequest::Kind::kMemory
-                          ? pod.gpu.milli_on_device(typical_device_memory_) / double{kMilliPerGpu}
-                          : static_cast<double>(pod.gpu.nominal_milli()) / kMilliPerGpu;
+  const double gpus = static_cast<double>(pod.gpu.pending_milli(typical_device_memory_)) / kMilliPerGpu;
   total[gpu_] += gpus;
   const uint64_t bits = pod.allowed_models.bits();
   if (std::popcount(bits) == 1) {

@@ -16,6 +16,8 @@ class ResourceMeter {
   ResourceMeter(const ClusterSpec& cluster, const ResourceNames& resources);
 
   size_t resource_count() const { return resource_count_; }
+  // The device memory a pending GPU-memory request is measured against: the cluster's median.
+  int64_t typical_device_memory() const { return typical_device_memory_; }
   // What the cluster's nodes hold of each resource: the capacity fair shares divide.
   ResourceVector capacity() const;
 

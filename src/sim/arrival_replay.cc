@@ -20,13 +20,6 @@ namespace tessera {
 
 namespace {
 
-// The GPU a pod asks for, in milli, for counting arrived workload. A memory request counts as
-// the portion it takes of the cluster's most common device.
-int64_t arrived_gpu_milli(const PodSpec& pod, int64_t typical_device_memory) {
-  if (pod.gpu.kind == GpuRequest::Kind::kMemory) return pod.gpu.milli_on_device(typical_device_memory);
-  return pod.gpu.nominal_milli();
-}
-
 // Keeps the cluster's FGD fragmentation (the reference's definition: kFgdRules against the
 // typical pod types) up to date one node at a time.
 class FragmentationTracker {
@@ -128,7 +121,7 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
     ++arrivals;
     const PodSpec& sampled = population[next];
     const PodId pod = cluster.add_pod(sampled);
-    arrived_milli += arrived_gpu_milli(sampled, device_memory);
+    arrived_milli += sampled.gpu.pending_milli(device_memory);
     TypeCount& count = run.by_type[pod_type_label(sampled)];
     ++count.arrived;
     ++run.pods_arrived;
