@@ -18,21 +18,13 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       shares_(std::move(shares)),
       ledger_(inputs.queues, shares_, loads, non_preemptible),
       reasons_(inputs.workloads.size()),
-      pods_on_node_(static_cast<size_t>(inputs.cluster.node_count())),
       gang_requests_(inputs.workloads.size()),
       gang_request_known_(inputs.workloads.size(), false),
       waiting_(inputs.workloads.size(), 0) {
   result_.loads = std::move(loads);
   const ClusterState& cluster = inputs.cluster;
   for (WorkloadId id : inputs.workloads.active()) {
-    bool any_bound = false;
-    for (PodId pod : inputs.workloads[id].pods) {
-      if (const auto& binding = cluster.binding(pod)) {
-        pods_on_node_[static_cast<size_t>(binding->node)].push_back(pod);
-        any_bound = true;
-      }
-    }
-    if (!any_bound && !inputs.workloads[id].pods.empty()) {
+    if (!inputs.workloads[id].pods.empty() && inputs.workloads.is_pending(id, cluster)) {
       pending_.push_back(id);
       waiting_[static_cast<size_t>(id)] = 1;
     }
@@ -58,23 +50,25 @@ int64_t CycleContext::gang_gpu_milli(WorkloadId workload) const {
   return total;
 }
 
-void CycleContext::allocate(Statement& statement, PodId pod, Binding binding) {
+void CycleContext::post(PodId pod, const Binding& binding, bool placed) {
   const WorkloadId owner = workloads().workload_of(pod);
-  if (owner >= 0) {
-    const Workload& workload = workloads()[owner];
-    ledger_.add(workload.queue, meter().bound(cluster().pod(pod), binding), workload.spec.preemptible);
+  if (owner < 0) return;  // not a workload's pod: counts against no queue
+  const Workload& workload = workloads()[owner];
+  const ResourceVector amount = meter().bound(cluster().pod(pod), binding);
+  if (placed) {
+    ledger_.add(workload.queue, amount, workload.spec.preemptible);
+  } else {
+    ledger_.remove(workload.queue, amount, workload.spec.preemptible);
   }
-  pods_on_node_[static_cast<size_t>(binding.node)].push_back(pod);
+}
+
+void CycleContext::allocate(Statement& statement, PodId pod, Binding binding) {
+  post(pod, binding, true);
   statement.allocate(pod, std::move(binding));
 }
 
 void CycleContext::evict(Statement& statement, PodId pod) {
-  const WorkloadId owner = workloads().workload_of(pod);
-  if (owner >= 0) {
-    const Workload& workload = workloads()[owner];
-    ledger_.remove(workload.queue, meter().bound(cluster().pod(pod), *cluster().binding(pod)),
-                   workload.spec.preemptible);
-  }
+  post(pod, *cluster().binding(pod), false);
   statement.evict(pod);
 }
 
@@ -82,15 +76,7 @@ void CycleContext::rollback(Statement& statement, Statement::Checkpoint checkpoi
   const auto& operations = statement.operations();
   for (size_t i = operations.size(); i > checkpoint; --i) {
     const Operation& operation = operations[i - 1];
-    const WorkloadId owner = workloads().workload_of(operation.pod);
-    if (owner < 0) continue;
-    const Workload& workload = workloads()[owner];
-    const ResourceVector amount = meter().bound(cluster().pod(operation.pod), operation.binding);
-    if (operation.kind == Operation::Kind::kAllocate) {
-      ledger_.remove(workload.queue, amount, workload.spec.preemptible);
-    } else {
-      ledger_.add(workload.queue, amount, workload.spec.preemptible);
-    }
+    post(operation.pod, operation.binding, operation.kind == Operation::Kind::kEvict);
   }
   statement.rollback(checkpoint);
 }
@@ -99,15 +85,7 @@ bool CycleContext::place_gang(Statement& statement, std::span<const PodId> pods,
   const Statement::Checkpoint start = statement.checkpoint();
   if (!placer().place_gang(statement, pods, why)) return false;  // the placer rolled itself back
   const auto& operations = statement.operations();
-  for (size_t i = start; i < operations.size(); ++i) {
-    const Operation& operation = operations[i];
-    pods_on_node_[static_cast<size_t>(operation.binding.node)].push_back(operation.pod);
-    const WorkloadId owner = workloads().workload_of(operation.pod);
-    if (owner < 0) continue;
-    const Workload& workload = workloads()[owner];
-    ledger_.add(workload.queue, meter().bound(cluster().pod(operation.pod), operation.binding),
-                workload.spec.preemptible);
-  }
+  for (size_t i = start; i < operations.size(); ++i) post(operations[i].pod, operations[i].binding, true);
   return true;
 }
 

@@ -1,6 +1,6 @@
 // What the actions of one cycle share: the inputs, the live queue ledger, the pending reasons,
-// which pods sit on which node, and the bookkeeping that turns committed statements into the
-// cycle's result. Internal to the scheduler layer.
+// and the bookkeeping that turns committed statements into the cycle's result. Internal to the
+// scheduler layer.
 #pragma once
 
 #include <optional>
@@ -48,10 +48,7 @@ class CycleContext {
   int64_t typical_device_memory() const { return meter().typical_device_memory(); }
   std::optional<PendingReason>& reason(WorkloadId workload) { return reasons_[static_cast<size_t>(workload)]; }
 
-  // Pods that may be bound on a node (a superset: check the binding before use).
-  const std::vector<PodId>& pods_on(NodeIndex node) const { return pods_on_node_[static_cast<size_t>(node)]; }
-
-  // Statement operations that keep the ledger and the node index in step. Use these, not the
+  // Statement operations that keep the ledger in step. Use these, not the
   // statement's own, inside actions.
   void allocate(Statement& statement, PodId pod, Binding binding);
   void evict(Statement& statement, PodId pod);
@@ -79,6 +76,9 @@ class CycleContext {
   void finish_result();
 
  private:
+  // Posts a pod's binding to its queue in the ledger: placed, or given up.
+  void post(PodId pod, const Binding& binding, bool placed);
+
   CycleInputs inputs_;
   const CycleOptions& options_;
   FairShares shares_;
@@ -86,7 +86,6 @@ class CycleContext {
   CycleResult result_;
   std::vector<WorkloadId> pending_;
   std::vector<std::optional<PendingReason>> reasons_;
-  std::vector<std::vector<PodId>> pods_on_node_;
   std::vector<ResourceVector> gang_requests_;  // per workload, computed on first use
   std::vector<bool> gang_request_known_;
   std::vector<char> waiting_;  // per workload: pending at the start and not placed since
