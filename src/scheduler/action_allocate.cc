@@ -11,6 +11,19 @@ namespace tessera {
 
 namespace {
 
+// Places the workload's unbound elastic extras in the statement, one pod at a time, as long as
+// each fits its queue's limits and some node.
+void place_extras(CycleContext& context, Statement& statement, const Workload& workload,
+                  const std::vector<ResourceId>& keys) {
+  for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
+    const PodId pod = workload.pods[position];
+    if (context.cluster().binding(pod)) continue;
+    const ResourceVector request = context.meter().pending(context.cluster().pod(pod));
+    if (context.ledger().check_allocation(workload.queue, request, workload.spec.preemptible, keys)) return;
+    if (!context.place_gang(statement, std::span<const PodId>(&pod, 1))) return;
+  }
+}
+
 void grow_elastic_workloads(CycleContext& context) {
   WorkloadSet& workloads = context.workloads();
   std::vector<WorkloadId> elastic;
@@ -21,17 +34,9 @@ void grow_elastic_workloads(CycleContext& context) {
   }
   QueuePicker picker(context, elastic);
   for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
-    const Workload& workload = workloads[id];
-    const std::vector<ResourceId> keys = context.key_resources(id);
-    for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
-      const PodId pod = workload.pods[position];
-      if (context.cluster().binding(pod)) continue;
-      const ResourceVector request = context.meter().pending(context.cluster().pod(pod));
-      if (context.ledger().check_allocation(workload.queue, request, workload.spec.preemptible, keys)) break;
-      Statement statement(context.cluster());
-      if (!context.place_gang(statement, std::span<const PodId>(&pod, 1))) break;
-      context.commit(statement, Action::kAllocate, -1);
-    }
+    Statement statement(context.cluster());
+    place_extras(context, statement, workloads[id], context.key_resources(id));
+    if (!statement.operations().empty()) context.commit(statement, Action::kAllocate, -1);
   }
 }
 
@@ -70,12 +75,7 @@ void allocate(CycleContext& context) {
       context.reason(id) = std::move(reason);
       continue;
     }
-    for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
-      const PodId pod = workload.pods[position];
-      const ResourceVector extra = context.meter().pending(context.cluster().pod(pod));
-      if (context.ledger().check_allocation(workload.queue, extra, workload.spec.preemptible, keys)) break;
-      if (!context.place_gang(statement, std::span<const PodId>(&pod, 1))) break;
-    }
+    place_extras(context, statement, workload, keys);
     context.commit(statement, Action::kAllocate, id);
     context.reason(id).reset();
   }
