@@ -58,6 +58,14 @@ void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Genera
   }
 }
 
+// Whether the workload's queue path may hold its gang now (limits; deserved quota for
+// non-preemptible work): making room is pointless otherwise.
+bool quota_allows(CycleContext& context, WorkloadId id) {
+  const Workload& workload = context.workloads()[id];
+  return !context.ledger().check_allocation(workload.queue, context.gang_request(id), workload.spec.preemptible,
+                                            context.key_resources(id));
+}
+
 // A queue setting resolved for every queue of the tree (minimum runtimes, inherited).
 std::vector<double> per_queue(const QueueTree& tree, double (*setting)(const QueueTree&, QueueIndex)) {
   std::vector<double> values(tree.size());
@@ -75,14 +83,11 @@ void consolidate(CycleContext& context) {
       context, Action::kConsolidate, [&](WorkloadId id) { return context.workloads()[id].gang_shape; },
       [&] { return context.generation(); },
       [&](WorkloadId id) {
-        const Workload& pending = context.workloads()[id];
         context.reason(id)->consolidation_tried = true;
         // Moving work only rearranges free room: if there is not enough of it in all, skip.
         const ClusterTotals& totals = context.cluster().totals();
         if (totals.gpu_capacity_milli - totals.gpu_allocated_milli < context.gang_gpu_milli(id)) return false;
-        if (context.ledger().check_allocation(pending.queue, context.gang_request(id), pending.spec.preemptible,
-                                              context.key_resources(id)))
-          return false;
+        if (!quota_allows(context, id)) return false;
         RoomRequest request;
         request.pending = id;
         request.action = Action::kConsolidate;
@@ -112,8 +117,7 @@ void reclaim(CycleContext& context) {
         }
         reason.reclaim_blocked.reset();
         reason.reclaim_tried = true;
-        if (context.ledger().check_allocation(pending.queue, context.gang_request(id), pending.spec.preemptible, keys))
-          return false;
+        if (!quota_allows(context, id)) return false;
         const ResourceVector& request_amount = context.gang_request(id);
         const std::vector<ResourceVector> before = context.ledger().allocated();
         std::vector<double> allowance;
@@ -176,9 +180,7 @@ void preempt(CycleContext& context) {
       [&] { return context.freed_generation(); },
       [&](WorkloadId id) {
         const Workload& pending = context.workloads()[id];
-        if (context.ledger().check_allocation(pending.queue, context.gang_request(id), pending.spec.preemptible,
-                                              context.key_resources(id)))
-          return false;
+        if (!quota_allows(context, id)) return false;
         context.reason(id)->preemption_tried = true;
         RoomRequest request;
         request.pending = id;
