@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "cli/bench_bind_command.h"
 #include "cli/policy_list.h"
 #include "policy/policy_registry.h"
 #include "scheduler/cycle.h"
@@ -574,6 +575,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   add_timing_options(reclaim, reclaim_options->cycles, reclaim_options->world.seed, reclaim_options->policy,
                      reclaim_options->json_path);
   reclaim->callback([reclaim_options, &exit_code] { exit_code = run_reclaim_bench(*reclaim_options); });
+
+  add_bench_bind_command(*bench, exit_code);
 }
 
 }  // namespace tessera

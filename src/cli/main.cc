@@ -2,21 +2,29 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
 #include "cli/bench_command.h"
+#include "cli/dev_cluster_command.h"
+#include "cli/scheduler_command.h"
 #include "cli/sim_command.h"
 
 namespace {
 
 int run(int argc, char** argv) {
+  // A peer that closes a connection mid-write (an API server, a metrics scraper) must give the
+  // writer an error, not end the process.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"Tessera: a GPU-aware batch scheduler and policy lab"};
   app.set_version_flag("--version", "tessera 0.1.0");
   app.require_subcommand(1);
   int exit_code = 0;
   tessera::add_sim_command(app, exit_code);
   tessera::add_bench_command(app, exit_code);
+  tessera::add_dev_cluster_command(app, exit_code);
+  tessera::add_scheduler_command(app, exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

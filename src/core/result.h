@@ -11,11 +11,13 @@ struct Error {
   std::string message;
 };
 
-template <typename T>
+// E is the error type: Error almost everywhere; the test API server's results carry a
+// Kubernetes Status instead (apiserver::ApiResult).
+template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
-  Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(E error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }
@@ -29,10 +31,10 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
 
-  const Error& error() const { return std::get<Error>(state_); }
+  const E& error() const { return std::get<E>(state_); }
 
  private:
-  std::variant<T, Error> state_;
+  std::variant<T, E> state_;
 };
 
 // Status: a Result with no value.

@@ -1,0 +1,48 @@
+// The labels and annotations through which Kubernetes objects talk to Tessera
+// (docs/kubernetes.md lists them with examples).
+#pragma once
+
+#include <string_view>
+
+namespace tessera::adapter {
+
+inline constexpr std::string_view kSchedulerName = "tessera";
+inline constexpr std::string_view kApiGroup = "scheduling.tessera.dev";
+inline constexpr std::string_view kApiVersion = "scheduling.tessera.dev/v1alpha1";
+
+// Pod labels.
+inline constexpr std::string_view kQueueLabel = "scheduling.tessera.dev/queue";
+inline constexpr std::string_view kPodGroupLabel = "scheduling.tessera.dev/pod-group";
+
+// Pod annotations a user sets.
+// A portion of one GPU, "0.5" (0 < x < 1).
+inline constexpr std::string_view kGpuFractionAnnotation = "scheduling.tessera.dev/gpu-fraction";
+// An amount of one GPU's memory, a quantity ("20Gi"), with an optional burst limit.
+inline constexpr std::string_view kGpuMemoryAnnotation = "scheduling.tessera.dev/gpu-memory";
+inline constexpr std::string_view kGpuMemoryLimitAnnotation = "scheduling.tessera.dev/gpu-memory-limit";
+// "train" (default: preemptible) or "interactive" (default: not preemptible).
+inline constexpr std::string_view kWorkloadTypeAnnotation = "scheduling.tessera.dev/workload-type";
+// "true" or "false": overrides the workload type's default.
+inline constexpr std::string_view kPreemptibleAnnotation = "scheduling.tessera.dev/preemptible";
+// How long the pod runs once started, a duration ("90s", "10m", "2h"). Read by
+// `tessera dev cluster`, which completes the pod after it; a real cluster ignores it.
+inline constexpr std::string_view kDurationAnnotation = "scheduling.tessera.dev/duration";
+
+// Pod annotations the scheduler writes before it binds a GPU pod.
+// Device indices on the node, comma-separated ("3", "0,1,2,3").
+inline constexpr std::string_view kGpuIndexAnnotation = "scheduling.tessera.dev/gpu-index";
+// For a fractional pod: its portion of the device in thousandths ("500").
+inline constexpr std::string_view kGpuPortionAnnotation = "scheduling.tessera.dev/gpu-portion";
+// The same as environment lines, ready for a downward-API volume:
+// "NVIDIA_VISIBLE_DEVICES=3\nTESSERA_GPU_PORTION=0.5\nTESSERA_GPU_MEMORY_LIMIT=21474836480\n".
+inline constexpr std::string_view kGpuEnvAnnotation = "scheduling.tessera.dev/gpu-env";
+
+// Namespace label naming the queue of pods that name none.
+inline constexpr std::string_view kNamespaceQueueLabel = "scheduling.tessera.dev/queue";
+
+// Node labels (as NVIDIA GPU feature discovery publishes them).
+inline constexpr std::string_view kGpuResourceName = "nvidia.com/gpu";
+inline constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";
+inline constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";  // MiB per device
+
+}  // namespace tessera::adapter

@@ -1,0 +1,68 @@
+#include "adapter/cycle_decisions.h"
+
+#include <map>
+
+#include "scheduler/pending_reason.h"
+
+namespace tessera::adapter {
+
+Decisions decide(const Snapshot& snapshot, const std::vector<std::optional<Binding>>& before,
+                 const CycleResult& result) {
+  const ClusterState& cluster = *snapshot.cluster;
+  const WorkloadSet& workloads = snapshot.workloads;
+  Decisions decisions;
+  std::map<WorkloadId, size_t> start_of;  // workload -> index in decisions.starts
+  auto start_for = [&](WorkloadId workload) -> StartDecision& {
+    auto [it, inserted] = start_of.try_emplace(workload, decisions.starts.size());
+    if (inserted) {
+      StartDecision start;
+      start.workload_key = snapshot.workload_keys[static_cast<size_t>(workload)];
+      start.pod_group = snapshot.workload_pod_groups[static_cast<size_t>(workload)];
+      decisions.starts.push_back(std::move(start));
+    }
+    return decisions.starts[it->second];
+  };
+  for (const Start& start : result.started) start_for(start.workload).action = start.action;
+
+  // New bindings: pods unbound before the cycle and bound after it. Pods that were bound and
+  // were moved are victims (below), not bindings: in Kubernetes a pod cannot change node.
+  for (PodId pod = 0; pod < cluster.pod_count(); ++pod) {
+    const std::optional<Binding>& after = cluster.binding(pod);
+    const std::optional<Binding>& was = before[static_cast<size_t>(pod)];
+    if (!after || was) continue;
+    const WorkloadId workload = workloads.workload_of(pod);
+    if (workload < 0) continue;
+    const SnapshotPod& entry = snapshot.pods[static_cast<size_t>(pod)];
+    start_for(workload).bindings.push_back({entry.key, entry.namespace_name, entry.name, placement_of(snapshot, *after),
+                                            entry.fractional, entry.gpu_memory_limit_bytes});
+  }
+  for (const Eviction& eviction : result.evictions) {
+    for (PodId pod : eviction.pods) {
+      const SnapshotPod& entry = snapshot.pods[static_cast<size_t>(pod)];
+      VictimDecision victim{entry.key, entry.namespace_name, entry.name, eviction.action, eviction.moved};
+      if (eviction.beneficiary >= 0) {
+        start_for(eviction.beneficiary).victims.push_back(std::move(victim));
+      }
+    }
+  }
+  std::erase_if(decisions.starts, [](const StartDecision& start) { return start.bindings.empty(); });
+
+  for (const PendingWorkload& pending : result.pending) {
+    const auto index = static_cast<size_t>(pending.workload);
+    WaitingWorkload waiting{snapshot.workload_keys[index],
+                            snapshot.workload_pod_groups[index],
+                            {},
+                            std::string(pending_code_name(pending.reason.code)),
+                            describe(pending.reason, *snapshot.tree)};
+    for (PodId pod : workloads[pending.workload].pods) {
+      waiting.pod_keys.push_back(snapshot.pods[static_cast<size_t>(pod)].key);
+    }
+    decisions.waiting.push_back(std::move(waiting));
+  }
+  for (const HeldWorkload& held : snapshot.held) {
+    decisions.waiting.push_back({held.key, held.pod_group, held.pod_keys, held.reason, held.message});
+  }
+  return decisions;
+}
+
+}  // namespace tessera::adapter

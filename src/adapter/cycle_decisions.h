@@ -1,0 +1,60 @@
+// What a cycle's result means for the API server: which pods to bind where, which to evict and
+// for whom, and why each waiting workload waits. A pure function of the snapshot before and
+// after the cycle, so the translation from engine decisions to API calls is tested without a
+// server.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapter/scheduler_memory.h"
+#include "adapter/world_snapshot.h"
+#include "scheduler/cycle.h"
+
+namespace tessera::adapter {
+
+struct PodBindingDecision {
+  std::string pod_key;
+  std::string namespace_name;
+  std::string name;
+  PodPlacement placement;
+  bool fractional = false;
+  int64_t gpu_memory_limit_bytes = 0;
+};
+
+struct VictimDecision {
+  std::string pod_key;
+  std::string namespace_name;
+  std::string name;
+  Action action = Action::kReclaim;
+  bool moved = false;  // consolidation: the engine found it another place; its controller recreates it
+};
+
+// A workload that starts (or grows) this cycle. With victims, it binds once they are gone.
+struct StartDecision {
+  std::string workload_key;
+  std::string pod_group;
+  Action action = Action::kAllocate;
+  std::vector<PodBindingDecision> bindings;
+  std::vector<VictimDecision> victims;
+};
+
+struct WaitingWorkload {
+  std::string workload_key;
+  std::string pod_group;
+  std::vector<std::string> pod_keys;
+  std::string reason;   // PendingCode name, or a HeldWorkload reason
+  std::string message;  // the sentence (SPEC §7)
+};
+
+struct Decisions {
+  std::vector<StartDecision> starts;
+  std::vector<WaitingWorkload> waiting;
+};
+
+// `before`: every pod's binding in the snapshot before the cycle ran (by PodId).
+Decisions decide(const Snapshot& snapshot, const std::vector<std::optional<Binding>>& before,
+                 const CycleResult& result);
+
+}  // namespace tessera::adapter

@@ -1,0 +1,555 @@
+#include "adapter/kube_scheduler.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "adapter/annotations.h"
+#include "adapter/api_actions.h"
+#include "adapter/cycle_decisions.h"
+#include "adapter/object_translation.h"
+#include "adapter/status_reports.h"
+#include "adapter/task_pool.h"
+#include "adapter/world_snapshot.h"
+#include "engine/placer.h"
+#include "kube/informer.h"
+#include "policy/policy_registry.h"
+#include "policy/workload_mix.h"
+
+namespace tessera::adapter {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+void log_line(const std::string& message) {
+  std::fputs(fmt::format("{} {}\n", format_timestamp(unix_now()), message).c_str(), stderr);
+}
+
+// Resource versions are opaque to clients, but where both are integers the larger is newer.
+bool newer_than(const json& a, const json& b) {
+  const std::string ra = a.value("/metadata/resourceVersion"_json_pointer, std::string());
+  const std::string rb = b.value("/metadata/resourceVersion"_json_pointer, std::string());
+  try {
+    return std::stoll(ra) > std::stoll(rb);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::string action_label(Action action) { return std::string(action_name(action)); }
+
+std::pair<std::string, std::string> split_key(const std::string& key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string::npos) return {"", key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+}  // namespace
+
+struct KubeScheduler::Impl {
+  Impl(kube::ApiClient& api, SchedulerOptions opts)
+      : client(api), options(std::move(opts)), api_pool(options.api_workers), event_pool(2) {
+    auto on_change = [this] {
+      {
+        std::lock_guard lock(change_mutex);
+        dirty = true;
+      }
+      changed.notify_one();
+    };
+    auto watch = [&](std::string path, std::string field_selector = "") {
+      kube::InformerOptions informer;
+      informer.collection_path = std::move(path);
+      informer.field_selector = std::move(field_selector);
+      return std::make_unique<kube::Informer>(client, informer, on_change);
+    };
+    nodes = watch("/api/v1/nodes");
+    tessera_pods = watch("/api/v1/pods", fmt::format("spec.schedulerName={}", kSchedulerName));
+    // Every pod on a node uses its capacity, whoever scheduled it.
+    bound_pods = watch("/api/v1/pods", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
+    queues = watch(fmt::format("/apis/{}/queues", kApiVersion));
+    pod_groups = watch(fmt::format("/apis/{}/podgroups", kApiVersion));
+    namespaces = watch("/api/v1/namespaces");
+  }
+
+  std::vector<kube::Informer*> informers() const {
+    return {nodes.get(), tessera_pods.get(), bound_pods.get(), queues.get(), pod_groups.get(), namespaces.get()};
+  }
+  bool synced() const {
+    for (const kube::Informer* informer : informers()) {
+      if (!informer->synced()) return false;
+    }
+    return true;
+  }
+
+  void start_http() {
+    if (options.listen.empty()) return;
+    const size_t colon = options.listen.rfind(':');
+    const std::string host = colon == std::string::npos ? "0.0.0.0" : options.listen.substr(0, colon);
+    const int port = std::stoi(colon == std::string::npos ? options.listen : options.listen.substr(colon + 1));
+    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
+      refresh_cache_metrics();
+      response.set_content(metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    http.Get("/healthz", [this](const httplib::Request&, httplib::Response& response) {
+      // Alive unless the cycle thread has been stuck in one cycle for a long time.
+      const double busy = cycle_started_at.load() > 0 ? unix_now() - cycle_started_at.load() : 0;
+      const bool healthy = busy < 120;
+      response.status = healthy ? 200 : 500;
+      response.set_content(healthy ? "ok\n" : fmt::format("a cycle has run for {:.0f} s\n", busy), "text/plain");
+    });
+    http.Get("/readyz", [this](const httplib::Request&, httplib::Response& response) {
+      const bool ready = synced();
+      response.status = ready ? 200 : 503;
+      response.set_content(ready ? "ok\n" : "informer caches are not synced\n", "text/plain");
+    });
+    bound_port = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
+    if (bound_port < 0) {
+      log_line(fmt::format("cannot listen on {} for /metrics and health checks", options.listen));
+      return;
+    }
+    http_thread = std::thread([this] { http.listen_after_bind(); });
+  }
+
+  void refresh_cache_metrics() {
+    metrics.set_gauge("tessera_cache_synced", synced() ? 1 : 0);
+    metrics.set_gauge("tessera_leader", leader && leader->is_leader() ? 1 : (options.leader_elect ? 0 : 1));
+    std::vector<std::pair<std::map<std::string, std::string>, double>> relists;
+    const char* names[] = {"nodes", "pods", "bound-pods", "queues", "podgroups", "namespaces"};
+    auto list = informers();
+    for (size_t i = 0; i < list.size(); ++i) {
+      relists.push_back({{{"resource", names[i]}}, static_cast<double>(list[i]->stats().relists_on_gone)});
+    }
+    metrics.set_gauge_family("tessera_informer_relists_total", std::move(relists));
+  }
+
+  ObservedObjects observe() const {
+    ObservedObjects observed;
+    observed.nodes = nodes->snapshot();
+    observed.pods = bound_pods->snapshot();
+    for (auto& [key, pod] : tessera_pods->snapshot()) {
+      auto [it, inserted] = observed.pods.try_emplace(key, pod);
+      if (!inserted && newer_than(*pod, *it->second)) it->second = pod;
+    }
+    observed.queues = queues->snapshot();
+    observed.pod_groups = pod_groups->snapshot();
+    observed.namespaces = namespaces->snapshot();
+    return observed;
+  }
+
+  // Drops what the caches now show, and binds the workloads whose victims are gone.
+  void settle_memory(const ObservedObjects& observed, double now) {
+    std::erase_if(memory.assumed, [&](const auto& entry) {
+      auto pod = observed.pods.find(entry.first);
+      if (pod == observed.pods.end()) return now - entry.second.bound_at > options.assumed_binding_timeout_seconds;
+      return !pod->second->value("/spec/nodeName"_json_pointer, std::string()).empty();
+    });
+    std::vector<std::function<void()>> tasks;
+    std::mutex results_mutex;
+    for (auto it = memory.plans.begin(); it != memory.plans.end();) {
+      RoomPlan& plan = it->second;
+      bool victims_left = false;
+      for (const std::string& victim : plan.victims) victims_left = victims_left || observed.pods.contains(victim);
+      if (victims_left && now - plan.created_at < options.room_plan_timeout_seconds) {
+        ++it;
+        continue;
+      }
+      if (!victims_left) {
+        for (const auto& [pod_key, placement] : plan.bindings) {
+          auto pod = observed.pods.find(pod_key);
+          if (pod == observed.pods.end()) continue;
+          const auto [ns, name] = split_key(pod_key);
+          PodBindingDecision binding{pod_key, ns, name, placement, false, 0};
+          auto read = pod_from_object(*pod->second, GpuModelCatalog());
+          if (read) {
+            binding.fractional = read->spec.gpu.is_fractional();
+            binding.gpu_memory_limit_bytes =
+                read->spec.gpu.kind == GpuRequest::Kind::kMemory ? read->spec.gpu.memory_limit_bytes : 0;
+          }
+          tasks.push_back([this, binding, now, &results_mutex,
+                           uid = pod->second->value("/metadata/uid"_json_pointer, std::string())] {
+            const CallResult result = bind_pod(client, binding);
+            std::lock_guard lock(results_mutex);
+            record_binding(binding, uid, result, now);
+          });
+        }
+      } else {
+        log_line(fmt::format("room for {} was not freed within {:.0f} s; it waits again", it->first,
+                             options.room_plan_timeout_seconds));
+      }
+      it = memory.plans.erase(it);
+    }
+    api_pool.run_all(std::move(tasks));
+  }
+
+  // After a bind call (under the caller's lock when concurrent).
+  void record_binding(const PodBindingDecision& binding, const std::string& uid, const CallResult& result, double now) {
+    if (result.outcome == CallOutcome::kDone) {
+      memory.assumed[binding.pod_key] = {binding.placement, now};
+      ++cycle_timing.pods_bound;
+      metrics.add_counter("tessera_pods_scheduled_total", {});
+      std::string where = binding.placement.node;
+      if (!binding.placement.devices.empty()) {
+        where += fmt::format(" (GPU {})", fmt::join(binding.placement.devices, ","));
+      }
+      emit({binding.namespace_name, "Pod", "v1", binding.name, uid, "Normal", "Scheduled",
+            fmt::format("Successfully assigned {} to {}", binding.pod_key, where)},
+           now);
+    } else {
+      metrics.add_counter("tessera_bind_errors_total", {});
+      log_line(fmt::format("binding {} to {} failed: {}", binding.pod_key, binding.placement.node, result.message));
+    }
+  }
+
+  void emit(EventRecord event, double now) {
+    if (!options.events || event_pool.queued() > 10000) return;  // events are best effort
+    event_pool.post([this, event = std::move(event), now] { (void)post_event(client, event, now); });
+  }
+
+  std::string uid_of(const ObservedObjects& observed, const std::string& pod_key) const {
+    auto it = observed.pods.find(pod_key);
+    return it == observed.pods.end() ? "" : it->second->value("/metadata/uid"_json_pointer, std::string());
+  }
+
+  void run_cycle_once() {
+    const double now = unix_now();
+    cycle_started_at = now;
+    cycle_timing = {};
+    const auto cycle_start = Clock::now();
+    const ObservedObjects observed = observe();
+    settle_memory(observed, now);
+    auto snapshot = build_snapshot(observed, memory, now);
+    if (!snapshot) {
+      log_line(fmt::format("cycle skipped: {}", snapshot.error().message));
+      cycle_started_at = 0;
+      return;
+    }
+    for (const std::string& problem : snapshot->queue_problems) {
+      if (reported_queue_problems.insert(problem).second) log_line(fmt::format("queue ignored: {}", problem));
+    }
+    cycle_timing.snapshot_seconds = seconds_since(cycle_start);
+
+    const ClusterState& cluster = *snapshot->cluster;
+    std::vector<std::optional<Binding>> before;
+    std::vector<PodSpec> specs;
+    before.reserve(static_cast<size_t>(cluster.pod_count()));
+    for (PodId pod = 0; pod < cluster.pod_count(); ++pod) {
+      before.push_back(cluster.binding(pod));
+      specs.push_back(cluster.pod(pod));
+    }
+    auto policy = make_policy(options.policy, WorkloadMix::from_pods(specs));
+    if (!policy) {
+      log_line(fmt::format("cycle skipped: {}", policy.error().message));
+      cycle_started_at = 0;
+      return;
+    }
+    Placer placer(**policy);
+    const auto engine_start = Clock::now();
+    auto result = run_cycle({*snapshot->cluster, placer, snapshot->workloads, *snapshot->tree, *snapshot->meter, now},
+                            options.cycle);
+    cycle_timing.engine_seconds = seconds_since(engine_start);
+    if (!result) {
+      log_line(fmt::format("cycle failed: {}", result.error().message));
+      cycle_started_at = 0;
+      return;
+    }
+    const Decisions decisions = decide(*snapshot, before, *result);
+    const auto bind_start = Clock::now();
+    carry_out(decisions, observed, now);
+    cycle_timing.bind_seconds = seconds_since(bind_start);
+    cycle_timing.waiting = static_cast<int>(decisions.waiting.size());
+    write_status(*snapshot, *result, decisions, observed, now);
+    report_waiting(decisions, observed, now);
+
+    std::map<std::string, double> action_seconds{{"fair_share", result->fair_share_seconds}};
+    for (int action = 0; action < kActionCount; ++action) {
+      action_seconds[action_label(static_cast<Action>(action))] = result->actions[action].seconds;
+    }
+    metrics.observe_cycle(seconds_since(cycle_start), action_seconds);
+    metrics.add_counter("tessera_cycles_total", {});
+    record_queue_metrics(*snapshot, *result);
+    std::map<std::string, double> pending_by_reason;
+    for (const WaitingWorkload& waiting : decisions.waiting) pending_by_reason[waiting.reason] += 1;
+    std::vector<std::pair<std::map<std::string, std::string>, double>> pending;
+    for (const auto& [reason, count] : pending_by_reason) pending.push_back({{{"reason", reason}}, count});
+    metrics.set_gauge_family("tessera_pending_workloads", std::move(pending));
+    {
+      std::lock_guard lock(totals_mutex);
+      totals.snapshot_seconds += cycle_timing.snapshot_seconds;
+      totals.engine_seconds += cycle_timing.engine_seconds;
+      totals.bind_seconds += cycle_timing.bind_seconds;
+      totals.pods_bound += cycle_timing.pods_bound;
+      totals.evictions += cycle_timing.evictions;
+      totals.waiting = cycle_timing.waiting;
+      ++cycle_count;
+    }
+    if (cycle_timing.pods_bound > 0 || cycle_timing.evictions > 0) {
+      log_line(fmt::format(
+          "cycle: {} pods bound, {} evicted, {} workloads waiting; snapshot {:.1f} ms, engine {:.1f} ms, "
+          "API {:.1f} ms",
+          cycle_timing.pods_bound, cycle_timing.evictions, cycle_timing.waiting, cycle_timing.snapshot_seconds * 1e3,
+          cycle_timing.engine_seconds * 1e3, cycle_timing.bind_seconds * 1e3));
+    }
+    cycle_started_at = 0;
+  }
+
+  void carry_out(const Decisions& decisions, const ObservedObjects& observed, double now) {
+    std::mutex results_mutex;
+    std::vector<std::function<void()>> tasks;
+    for (const StartDecision& start : decisions.starts) {
+      if (start.victims.empty()) {
+        for (const PodBindingDecision& binding : start.bindings) {
+          tasks.push_back([this, &binding, &results_mutex, now, uid = uid_of(observed, binding.pod_key)] {
+            const CallResult result = bind_pod(client, binding);
+            std::lock_guard lock(results_mutex);
+            record_binding(binding, uid, result, now);
+          });
+        }
+        continue;
+      }
+      if (auto refused = memory.evictions_refused_until.find(start.workload_key);
+          refused != memory.evictions_refused_until.end()) {
+        if (refused->second > now) continue;
+        memory.evictions_refused_until.erase(refused);
+      }
+      // Victims first, one after another: the first refusal (a PodDisruptionBudget) ends the
+      // attempt, so no more is evicted for a workload that cannot start now.
+      tasks.push_back([this, &start, &results_mutex, &observed, now] {
+        RoomPlan plan{{}, {}, now};
+        for (const PodBindingDecision& binding : start.bindings) plan.bindings[binding.pod_key] = binding.placement;
+        bool refused = false;
+        for (const VictimDecision& victim : start.victims) {
+          const CallResult result = evict_pod(client, victim);
+          std::lock_guard lock(results_mutex);
+          if (result.outcome == CallOutcome::kDone || result.outcome == CallOutcome::kGone) {
+            plan.victims.insert(victim.pod_key);
+            ++cycle_timing.evictions;
+            metrics.add_counter("tessera_evictions_total", {{"action", action_label(victim.action)}});
+            emit(
+                {victim.namespace_name, "Pod", "v1", victim.name, uid_of(observed, victim.pod_key), "Normal",
+                 victim.action == Action::kReclaim ? "Reclaimed"
+                                                   : (victim.action == Action::kPreempt ? "Preempted" : "Consolidated"),
+                 fmt::format("Evicted by tessera ({}) to make room for {}", action_label(victim.action),
+                             start.workload_key)},
+                now);
+            continue;
+          }
+          refused = true;
+          metrics.add_counter("tessera_eviction_refusals_total", {});
+          log_line(
+              fmt::format("eviction of {} for {} not done: {}", victim.pod_key, start.workload_key, result.message));
+          if (!start.bindings.empty()) {
+            const PodBindingDecision& first = start.bindings.front();
+            emit({first.namespace_name, "Pod", "v1", first.name, uid_of(observed, first.pod_key), "Warning",
+                  "EvictionRefused", fmt::format("eviction of {} refused: {}", victim.pod_key, result.message)},
+                 now);
+          }
+          break;
+        }
+        std::lock_guard lock(results_mutex);
+        if (refused) {
+          memory.evictions_refused_until[start.workload_key] = now + options.eviction_retry_seconds;
+        } else {
+          memory.plans[start.workload_key] = std::move(plan);
+        }
+      });
+    }
+    api_pool.run_all(std::move(tasks));
+  }
+
+  void write_status(const Snapshot& snapshot, const CycleResult& result, const Decisions& decisions,
+                    const ObservedObjects& observed, double now) {
+    PodGroupProgress progress;
+    for (const auto& [key, pod] : observed.pods) {
+      if (!pod->value("/spec/nodeName"_json_pointer, std::string()).empty()) progress.bound.insert(key);
+    }
+    for (const auto& [key, assumed] : memory.assumed) progress.bound.insert(key);
+    for (const auto& [workload, plan] : memory.plans) {
+      for (const auto& [pod, placement] : plan.bindings) progress.bound.insert(pod);
+    }
+    for (const WaitingWorkload& waiting : decisions.waiting) {
+      if (!waiting.pod_group.empty()) progress.waiting[waiting.pod_group] = &waiting;
+    }
+    std::vector<std::function<void()>> tasks;
+    for (const auto& [key, object] : observed.pod_groups) {
+      json status = pod_group_status(*object, snapshot, progress, now);
+      if (!status_differs(*object, status)) continue;
+      const auto [ns, name] = split_key(key);
+      tasks.push_back([this, ns, name, status = std::move(status)] {
+        (void)client.patch(fmt::format("/apis/{}/namespaces/{}/podgroups/{}/status", kApiVersion, ns, name),
+                           {{"status", status}});
+      });
+    }
+    for (auto& [name, status] : queue_statuses(snapshot, result)) {
+      auto object = observed.queues.find(name);
+      if (object == observed.queues.end() || !status_differs(*object->second, status)) continue;
+      tasks.push_back([this, name, status] {
+        (void)client.patch(fmt::format("/apis/{}/queues/{}/status", kApiVersion, name), {{"status", status}});
+      });
+    }
+    api_pool.run_all(std::move(tasks));
+  }
+
+  // A FailedScheduling event per waiting pod, when its reason is new.
+  void report_waiting(const Decisions& decisions, const ObservedObjects& observed, double now) {
+    std::set<std::string> still_waiting;
+    for (const WaitingWorkload& waiting : decisions.waiting) {
+      for (const std::string& pod : waiting.pod_keys) {
+        still_waiting.insert(pod);
+        std::string& last = last_reported[pod];
+        if (last == waiting.message) continue;
+        last = waiting.message;
+        const auto [ns, name] = split_key(pod);
+        emit({ns, "Pod", "v1", name, uid_of(observed, pod), "Warning", "FailedScheduling",
+              fmt::format("{}: {}", waiting.reason, waiting.message)},
+             now);
+      }
+    }
+    std::erase_if(last_reported, [&](const auto& entry) { return !still_waiting.contains(entry.first); });
+  }
+
+  void record_queue_metrics(const Snapshot& snapshot, const CycleResult& result) {
+    const QueueTree& tree = *snapshot.tree;
+    std::vector<std::pair<std::map<std::string, std::string>, double>> allocated, fair, deserved, requested;
+    for (QueueIndex queue = 0; queue < tree.size(); ++queue) {
+      for (ResourceId resource = 0; resource < tree.resources().size(); ++resource) {
+        std::string name = tree.resources().name(resource);
+        // cpu in cores, as Prometheus conventions have it.
+        const double scale = name == "cpu" ? 1e-3 : 1.0;
+        std::map<std::string, std::string> labels{{"queue", tree.spec(queue).name}, {"resource", name}};
+        if (queue < result.allocated_after.size()) {
+          allocated.push_back({labels, scale * resource_at(result.allocated_after[queue], resource)});
+        }
+        if (queue < result.shares.fair_share.size()) {
+          fair.push_back({labels, scale * resource_at(result.shares.fair_share[queue], resource)});
+          requested.push_back({labels, scale * resource_at(result.shares.demand[queue], resource)});
+        }
+        deserved.push_back({labels, scale * tree.spec(queue).quota_for(resource).deserved});
+      }
+    }
+    metrics.set_gauge_family("tessera_queue_allocated", std::move(allocated));
+    metrics.set_gauge_family("tessera_queue_fair_share", std::move(fair));
+    metrics.set_gauge_family("tessera_queue_deserved", std::move(deserved));
+    metrics.set_gauge_family("tessera_queue_requested", std::move(requested));
+  }
+
+  int run(const std::atomic<bool>& stop) {
+    start_http();
+    for (kube::Informer* informer : informers()) informer->start();
+    const auto sync_start = Clock::now();
+    while (!synced()) {
+      if (stop) return 0;
+      if (seconds_since(sync_start) > options.cache_sync_timeout_seconds) {
+        log_line(fmt::format("informer caches did not sync within {:.0f} s", options.cache_sync_timeout_seconds));
+        return 2;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    sync_seconds = seconds_since(sync_start);
+    log_line(fmt::format("caches synced in {:.2f} s", sync_seconds.load()));
+    std::atomic<bool> lost = false;
+    if (options.leader_elect) {
+      leader = std::make_unique<kube::LeaderElector>(client, options.election);
+      log_line(fmt::format("waiting for the lease {}/{} as {}", options.election.lease_namespace,
+                           options.election.lease_name, options.election.identity));
+      if (!leader->acquire(stop, [&] {
+            lost = true;
+            changed.notify_one();
+          })) {
+        return 0;
+      }
+      log_line(fmt::format("leading as {}", options.election.identity));
+    }
+    auto last_cycle = Clock::now() - std::chrono::hours(1);
+    while (!stop) {
+      {
+        std::unique_lock lock(change_mutex);
+        const auto interval = std::chrono::duration<double>(options.cycle_interval_seconds);
+        changed.wait_for(lock, std::chrono::milliseconds(100), [&] { return dirty || lost.load(); });
+        const bool due = Clock::now() - last_cycle >= interval;
+        if (!dirty && !due && !lost) continue;
+        if (dirty && !due) {
+          lock.unlock();
+          std::this_thread::sleep_for(std::chrono::duration<double>(options.cycle_debounce_seconds));
+          lock.lock();
+        }
+        dirty = false;
+      }
+      if (lost) {
+        log_line("lost the lease; stopping");
+        return 1;
+      }
+      if (stop) break;
+      if (!synced()) continue;  // a relist is under way: never act on a half-filled cache
+      last_cycle = Clock::now();
+      run_cycle_once();
+      if (options.max_cycles >= 0 && cycle_count >= options.max_cycles) break;
+    }
+    return 0;
+  }
+
+  ~Impl() {
+    for (kube::Informer* informer : informers()) informer->stop();
+    if (http_thread.joinable()) {
+      http.stop();
+      http_thread.join();
+    }
+  }
+
+  kube::ApiClient& client;
+  SchedulerOptions options;
+  TaskPool api_pool;
+  TaskPool event_pool;
+  Metrics metrics;
+  std::unique_ptr<kube::Informer> nodes, tessera_pods, bound_pods, queues, pod_groups, namespaces;
+  std::unique_ptr<kube::LeaderElector> leader;
+
+  std::mutex change_mutex;
+  std::condition_variable changed;
+  bool dirty = true;
+
+  SchedulerMemory memory;
+  std::map<std::string, std::string> last_reported;  // pod key -> the last FailedScheduling message
+  std::set<std::string> reported_queue_problems;
+  CycleTiming cycle_timing;
+  std::atomic<double> cycle_started_at = 0;
+
+  mutable std::mutex totals_mutex;
+  CycleTiming totals;
+  int64_t cycle_count = 0;
+
+  httplib::Server http;
+  std::thread http_thread;
+  int bound_port = 0;
+  std::atomic<double> sync_seconds = 0;
+};
+
+KubeScheduler::KubeScheduler(kube::ApiClient& client, SchedulerOptions options)
+    : impl_(std::make_unique<Impl>(client, std::move(options))) {}
+KubeScheduler::~KubeScheduler() = default;
+
+int KubeScheduler::run(const std::atomic<bool>& stop) { return impl_->run(stop); }
+const Metrics& KubeScheduler::metrics() const { return impl_->metrics; }
+CycleTiming KubeScheduler::totals() const {
+  std::lock_guard lock(impl_->totals_mutex);
+  return impl_->totals;
+}
+int64_t KubeScheduler::cycles() const {
+  std::lock_guard lock(impl_->totals_mutex);
+  return impl_->cycle_count;
+}
+int KubeScheduler::listen_port() const { return impl_->bound_port; }
+double KubeScheduler::cache_sync_seconds() const { return impl_->sync_seconds; }
+
+}  // namespace tessera::adapter

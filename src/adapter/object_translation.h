@@ -1,0 +1,92 @@
+// Kubernetes objects (as JSON from the API server) read into the engine's model: Nodes into
+// NodeSpecs, Pods into PodSpecs plus what the adapter needs to group and track them, Queue
+// and PodGroup custom resources into QueueSpecs and gang terms. Pure functions: the same
+// object always reads the same way. Errors name the object and the field.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/gpu_model.h"
+#include "core/node.h"
+#include "core/pod.h"
+#include "core/queue.h"
+#include "core/result.h"
+#include "core/workload.h"
+
+namespace tessera::adapter {
+
+// A Node: allocatable cpu/memory, `nvidia.com/gpu` devices of the model and memory its
+// labels give (nvidia.com/gpu.product, nvidia.com/gpu.memory in MiB), labels, taints.
+// Resources come from status.allocatable, else status.capacity. Devices without a product label
+// are of model "unknown", without a memory label of 0 bytes (no memory request fits them).
+// Schedulable unless spec.unschedulable or its Ready condition is not True; a node with no
+// Ready condition (made by hand, never reported by a kubelet) counts as ready. The model is
+// interned into `models`.
+Result<NodeSpec> node_from_object(const nlohmann::json& node, GpuModelCatalog& models);
+
+enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+
+// What the adapter reads of one pod.
+struct PodInfo {
+  std::string key;  // "namespace/name"
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  bool tessera = false;   // spec.schedulerName == "tessera"
+  std::string node_name;  // spec.nodeName; empty while unbound
+  PodPhase phase = PodPhase::kPending;
+  bool terminating = false;  // metadata.deletionTimestamp is set
+  // Engine requirements: requests (sum of containers, or the largest init container if larger,
+  // plus overhead), whole GPUs from the nvidia.com/gpu limit (or request), or a fraction/memory
+  // from the annotations; nodeSelector (a nvidia.com/gpu.product selector also sets
+  // allowed_models), tolerations, spec.priority, preemptible.
+  PodSpec spec;
+  std::string pod_group;    // label scheduling.tessera.dev/pod-group
+  std::string queue_label;  // label scheduling.tessera.dev/queue
+  WorkloadKind kind = WorkloadKind::kTrain;
+  bool preemptible_explicit = false;  // the annotation set preemptible
+  std::vector<int> gpu_indices;       // annotation gpu-index (bound Tessera pods)
+  double created_at = 0;              // metadata.creationTimestamp, Unix seconds
+  double started_at = 0;              // status.startTime, 0 when absent
+};
+
+// Reads a pod. Errors (a malformed annotation or quantity) name the pod and the field; the
+// adapter reports them on the pod instead of scheduling it. GPU models are looked up in
+// `models`, never added, so read the nodes first; a model no node has makes the pod fit no
+// device (adapter/gpu_model_selection.h says how, and which node affinity is read).
+Result<PodInfo> pod_from_object(const nlohmann::json& pod, const GpuModelCatalog& models);
+
+// A Queue (cluster-scoped): spec.parent, spec.priority, spec.resources.{gpu,cpu,memory}
+// .{deserved,overQuotaWeight,limit}, spec.gpuModels.MODEL.{...}, spec.preemptMinRuntime and
+// spec.reclaimMinRuntime (durations). Per-model resources are added to `resources`
+// ("gpu/A100"). cpu is counted in millicores and memory in bytes, as the engine does.
+Result<QueueSpec> queue_from_object(const nlohmann::json& queue, ResourceNames& resources);
+
+// A PodGroup: spec.minMember, spec.queue, and optional spec.priority, spec.preemptible,
+// spec.workloadType.
+struct PodGroupInfo {
+  std::string key;  // "namespace/name"
+  std::string namespace_name;
+  std::string name;
+  int min_member = 1;
+  std::string queue;
+  std::optional<int> priority;
+  std::optional<bool> preemptible;
+  std::optional<WorkloadKind> kind;
+  double created_at = 0;
+};
+Result<PodGroupInfo> pod_group_from_object(const nlohmann::json& pod_group);
+
+// Durations as Kubernetes and Go write them: "90s", "10m", "1h30m", "1.5h", "250ms".
+Result<double> parse_duration_seconds(std::string_view text);
+// RFC 3339 timestamps ("2026-11-21T10:00:00Z", with optional fraction and offset) to Unix
+// seconds, and back (UTC, whole seconds, or microseconds for MicroTime).
+Result<double> parse_timestamp(std::string_view text);
+std::string format_timestamp(double unix_seconds);
+std::string format_micro_timestamp(double unix_seconds);
+
+}  // namespace tessera::adapter

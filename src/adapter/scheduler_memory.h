@@ -1,0 +1,41 @@
+// What the adapter remembers between cycles beyond the API server's objects: bindings it made
+// that its caches have not yet seen, and room being made (victims evicted for a workload that
+// binds once they are gone). A restarted scheduler starts with none of it and loses nothing it
+// needs: an unseen binding is in the API server, and a workload whose room plan is lost is
+// pending again and finds the freed room in its next cycle.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tessera::adapter {
+
+// A placement by node name and physical device indices.
+struct PodPlacement {
+  std::string node;
+  std::vector<int> devices;
+  int milli_per_device = 0;  // 1000 for whole GPUs, the portion for a fractional pod, 0 without GPUs
+};
+
+struct AssumedBinding {
+  PodPlacement placement;
+  double bound_at = 0;  // Unix seconds
+};
+
+struct RoomPlan {
+  std::map<std::string, PodPlacement> bindings;  // pod key -> where it goes once the room is free
+  std::set<std::string> victims;                 // pod keys evicted for it
+  double created_at = 0;
+};
+
+struct SchedulerMemory {
+  std::map<std::string, AssumedBinding> assumed;  // pod key -> binding not yet seen in the cache
+  std::map<std::string, RoomPlan> plans;          // workload key -> room being made for it
+  // Workload key -> until when no eviction is tried for it again, after one was refused (429):
+  // a PodDisruptionBudget that forbids it now will likely forbid it in the next cycle too.
+  std::map<std::string, double> evictions_refused_until;
+};
+
+}  // namespace tessera::adapter

@@ -1,0 +1,127 @@
+#include "adapter/status_reports.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "adapter/object_translation.h"
+#include "kube/quantity.h"
+
+namespace tessera::adapter {
+
+using nlohmann::json;
+
+std::string format_resource(std::string_view resource, double amount) {
+  if (resource == "cpu") return kube::format_quantity_milli(static_cast<int64_t>(std::llround(amount)));
+  if (resource == "memory") return kube::format_bytes(static_cast<int64_t>(std::llround(amount)));
+  // GPUs (whole or per model) as a plain decimal, to the engine's thousandths.
+  return fmt::format("{}", static_cast<double>(std::llround(amount * 1000)) / 1000);
+}
+
+json pod_group_status(const json& current, const Snapshot& snapshot, const PodGroupProgress& progress, double now) {
+  const std::string key = current.value("/metadata/namespace"_json_pointer, std::string()) + "/" +
+                          current.value("/metadata/name"_json_pointer, std::string());
+  const int min_member = current.value("/spec/minMember"_json_pointer, 1);
+  int scheduled = 0, running = 0, pending = 0, succeeded = 0, failed = 0;
+  if (auto members = snapshot.pod_group_pods.find(key); members != snapshot.pod_group_pods.end()) {
+    for (const std::string& pod : members->second) {
+      const PodPhase phase = snapshot.pod_phases.at(pod);
+      succeeded += phase == PodPhase::kSucceeded ? 1 : 0;
+      failed += phase == PodPhase::kFailed ? 1 : 0;
+      running += phase == PodPhase::kRunning ? 1 : 0;
+      if (phase == PodPhase::kSucceeded || phase == PodPhase::kFailed) continue;
+      if (progress.bound.contains(pod)) {
+        ++scheduled;
+      } else {
+        ++pending;
+      }
+    }
+  }
+  std::string phase = "Pending";
+  if (succeeded > 0 && scheduled == 0 && pending == 0 && failed == 0) {
+    phase = "Succeeded";
+  } else if (failed > 0 && scheduled == 0 && pending == 0) {
+    phase = "Failed";
+  } else if (scheduled + succeeded >= min_member && scheduled > 0) {
+    phase = "Running";
+  }
+  json condition = {{"type", "Scheduled"}};
+  auto waiting = progress.waiting.find(key);
+  if (phase == "Running" || phase == "Succeeded" || phase == "Failed") {
+    condition["status"] = "True";
+    condition["reason"] = "Scheduled";
+    condition["message"] = fmt::format("{} of {} pods bound", scheduled + succeeded + failed, min_member);
+  } else if (waiting != progress.waiting.end()) {
+    condition["status"] = "False";
+    condition["reason"] = waiting->second->reason;
+    condition["message"] = waiting->second->message;
+  } else {
+    condition["status"] = "False";
+    condition["reason"] = "Waiting";
+    condition["message"] = "waiting for the next scheduling cycle";
+  }
+  std::string transition = format_timestamp(now);
+  if (const json* conditions = current.contains("status") ? &current["status"] : nullptr;
+      conditions && conditions->contains("conditions") && (*conditions)["conditions"].is_array()) {
+    for (const json& old : (*conditions)["conditions"]) {
+      if (old.value("type", "") == "Scheduled" && old.value("status", "") == condition["status"] &&
+          old.contains("lastTransitionTime")) {
+        transition = old["lastTransitionTime"].get<std::string>();
+      }
+    }
+  }
+  condition["lastTransitionTime"] = transition;
+  return {{"phase", phase},
+          {"scheduled", scheduled},
+          {"running", running},
+          {"pending", pending},
+          {"succeeded", succeeded},
+          {"failed", failed},
+          {"conditions", json::array({condition})}};
+}
+
+std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const CycleResult& result) {
+  const QueueTree& tree = *snapshot.tree;
+  const ResourceNames& resources = tree.resources();
+  std::vector<int> running(tree.size(), 0), pending(tree.size(), 0);
+  for (WorkloadId id : snapshot.workloads.active()) {
+    const Workload& workload = snapshot.workloads[id];
+    const bool is_running = snapshot.workloads.is_running(id, *snapshot.cluster);
+    for (QueueIndex queue = workload.queue; queue != QueueTree::kNoParent; queue = tree.parent(queue)) {
+      (is_running ? running : pending)[queue] += 1;
+    }
+  }
+  std::map<std::string, json> statuses;
+  for (QueueIndex queue = 0; queue < tree.size(); ++queue) {
+    json allocated = json::object(), requested = json::object(), fair = json::object();
+    for (ResourceId resource = 0; resource < resources.size(); ++resource) {
+      const std::string& name = resources.name(resource);
+      if (queue < result.allocated_after.size()) {
+        allocated[name] = format_resource(name, resource_at(result.allocated_after[queue], resource));
+      }
+      if (queue < result.shares.demand.size()) {
+        requested[name] = format_resource(name, resource_at(result.shares.demand[queue], resource));
+        fair[name] = format_resource(name, resource_at(result.shares.fair_share[queue], resource));
+      }
+    }
+    statuses[tree.spec(queue).name] = {{"allocated", allocated},
+                                       {"requested", requested},
+                                       {"fairShare", fair},
+                                       {"runningWorkloads", running[queue]},
+                                       {"pendingWorkloads", pending[queue]}};
+  }
+  return statuses;
+}
+
+bool status_differs(const json& object, const json& status) {
+  if (!object.contains("status")) return true;
+  json a = object["status"], b = status;
+  for (json* side : {&a, &b}) {
+    if (side->contains("conditions") && (*side)["conditions"].is_array()) {
+      for (json& condition : (*side)["conditions"]) condition.erase("lastTransitionTime");
+    }
+  }
+  return a != b;
+}
+
+}  // namespace tessera::adapter

@@ -1,0 +1,36 @@
+// The status Tessera writes back: PodGroup status (phase, counts, the Scheduled condition with
+// the pending reason of SPEC §7) and Queue status (allocated, requested, fair share). Pure
+// functions of the snapshot and the cycle; the scheduler patches only what changed.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "adapter/cycle_decisions.h"
+#include "adapter/world_snapshot.h"
+
+namespace tessera::adapter {
+
+struct PodGroupProgress {
+  std::set<std::string> bound;                            // pod keys bound or being bound after this cycle
+  std::map<std::string, const WaitingWorkload*> waiting;  // PodGroup key -> why it waits
+};
+
+// The status a PodGroup should have. `current` is the object as cached: its condition keeps
+// its lastTransitionTime while the condition's status does not change.
+nlohmann::json pod_group_status(const nlohmann::json& current, const Snapshot& snapshot,
+                                const PodGroupProgress& progress, double now);
+
+// Per queue name: the status each Queue should have after the cycle.
+std::map<std::string, nlohmann::json> queue_statuses(const Snapshot& snapshot, const CycleResult& result);
+
+// Whether `status` differs from the object's current status in anything but timestamps.
+bool status_differs(const nlohmann::json& object, const nlohmann::json& status);
+
+// A quantity in a resource's own unit, as the status prints it: GPUs as a decimal ("2.5"),
+// cpu from millicores ("1500m"), memory from bytes ("20Gi").
+std::string format_resource(std::string_view resource, double amount);
+
+}  // namespace tessera::adapter

@@ -1,0 +1,516 @@
+#include "adapter/world_snapshot.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "adapter/annotations.h"
+#include "policy/device_choice.h"
+#include "policy/feasibility.h"
+
+namespace tessera::adapter {
+
+namespace {
+
+using nlohmann::json;
+
+// A pod as the snapshot sees it: read, with where it runs (cache or memory).
+struct ReadPod {
+  PodInfo info;
+  std::optional<PodPlacement> placement;  // bound in the cache, assumed, or planned
+  double started_at = 0;
+};
+
+// What other pods hold on a node: taken out of the capacity the engine sees.
+struct ForeignUse {
+  Resources request;
+  int whole_gpus = 0;
+  std::vector<int> devices;                   // known device indices (Tessera pods the engine does not track)
+  std::vector<std::pair<int, int>> portions;  // (device, milli) of fractional ones
+};
+
+std::string label(const json& object, std::string_view key) {
+  if (!object.contains("metadata") || !object["metadata"].contains("labels")) return "";
+  const json& map = object["metadata"]["labels"];
+  auto it = map.find(std::string(key));
+  return it != map.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The GPU portion a pod holds on a device of `device_memory` bytes.
+int milli_per_device(const PodSpec& pod, int64_t device_memory) {
+  switch (pod.gpu.kind) {
+    case GpuRequest::Kind::kNone:
+      return 0;
+    case GpuRequest::Kind::kWhole:
+      return kMilliPerGpu;
+    default:
+      return pod.gpu.milli_on_device(device_memory);
+  }
+}
+
+class SnapshotBuilder {
+ public:
+  SnapshotBuilder(const ObservedObjects& observed, const SchedulerMemory& memory, double now)
+      : observed_(observed), memory_(memory), now_(now) {}
+
+  Result<Snapshot> build() {
+    read_nodes();
+    read_pods();
+    if (auto tree = read_queues(); !tree.ok()) return tree.error();
+    std::vector<Group> groups = group_workloads();
+    build_cluster();
+    add_workloads(groups);
+    return std::move(snapshot_);
+  }
+
+ private:
+  struct Group {
+    std::string key;
+    std::string pod_group;  // PodGroup key, empty for a single pod
+    std::vector<ReadPod*> pods;
+  };
+
+  void read_nodes() {
+    for (const auto& [key, object] : observed_.nodes) {
+      auto node = node_from_object(*object, models_);
+      if (!node) continue;  // a node the engine cannot read is a node it does not use
+      node_index_[node->name] = static_cast<int>(nodes_.size());
+      nodes_.push_back(std::move(*node));
+    }
+    foreign_.resize(nodes_.size());
+  }
+
+  std::optional<int> node_of(const std::string& name) const {
+    auto it = node_index_.find(name);
+    return it == node_index_.end() ? std::nullopt : std::optional<int>(it->second);
+  }
+
+  void read_pods() {
+    std::set<std::string> plan_victims;
+    std::map<std::string, PodPlacement> planned;
+    for (const auto& [workload, plan] : memory_.plans) {
+      plan_victims.insert(plan.victims.begin(), plan.victims.end());
+      for (const auto& [pod, placement] : plan.bindings) planned.emplace(pod, placement);
+    }
+    for (const auto& [key, object] : observed_.pods) {
+      const json& pod = *object;
+      const bool tessera = pod.value("/spec/schedulerName"_json_pointer, std::string()) == kSchedulerName;
+      const std::string node_name = pod.value("/spec/nodeName"_json_pointer, std::string());
+      const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+      if (phase == "Succeeded" || phase == "Failed") {
+        if (tessera) record_phase(key, pod);
+        continue;  // holds nothing
+      }
+      // Pods evicted for a room plan hold nothing, even before the cache shows them terminating:
+      // the plan's pods hold their place.
+      if (plan_victims.contains(key)) continue;
+      const bool terminating = pod.contains("metadata") && pod["metadata"].contains("deletionTimestamp");
+      if (!tessera || terminating) {
+        if (!node_name.empty()) add_foreign(pod, node_name);
+        continue;
+      }
+      record_phase(key, pod);
+      auto info = pod_from_object(pod, models_);
+      if (!info) {
+        if (!node_name.empty()) add_foreign(pod, node_name);
+        held_invalid_.push_back({key, label(pod, kPodGroupLabel), info.error().message});
+        continue;
+      }
+      ReadPod read{std::move(*info), std::nullopt, 0};
+      read.started_at = read.info.started_at;
+      if (!node_name.empty()) {
+        read.placement = PodPlacement{node_name, read.info.gpu_indices, 0};
+      } else if (auto assumed = memory_.assumed.find(key); assumed != memory_.assumed.end()) {
+        read.placement = assumed->second.placement;
+        read.started_at = assumed->second.bound_at;
+      } else if (auto plan = planned.find(key); plan != planned.end()) {
+        read.placement = plan->second;
+        read.started_at = now_;
+      }
+      pods_.push_back(std::move(read));
+    }
+  }
+
+  void record_phase(const std::string& key, const json& pod) {
+    const std::string phase = pod.value("/status/phase"_json_pointer, std::string("Pending"));
+    PodPhase value = PodPhase::kPending;
+    if (phase == "Running") value = PodPhase::kRunning;
+    if (phase == "Succeeded") value = PodPhase::kSucceeded;
+    if (phase == "Failed") value = PodPhase::kFailed;
+    if (phase == "Unknown") value = PodPhase::kUnknown;
+    snapshot_.pod_phases[key] = value;
+    if (std::string group = label(pod, kPodGroupLabel); !group.empty()) {
+      const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string("default"));
+      snapshot_.pod_group_pods[ns + "/" + group].push_back(key);
+    }
+  }
+
+  // A pod the engine does not schedule but whose resources are taken on its node.
+  void add_foreign(const json& pod, const std::string& node_name) {
+    const std::optional<int> node = node_of(node_name);
+    if (!node) return;
+    ForeignUse& use = foreign_[static_cast<size_t>(*node)];
+    // A pod that does not read as a Tessera pod still holds its requests; read them leniently.
+    json copy = pod;
+    if (copy.contains("metadata") && copy["metadata"].contains("annotations")) {
+      copy["metadata"]["annotations"].erase(std::string(kGpuFractionAnnotation));
+      copy["metadata"]["annotations"].erase(std::string(kGpuMemoryAnnotation));
+      copy["metadata"]["annotations"].erase(std::string(kGpuMemoryLimitAnnotation));
+    }
+    auto info = pod_from_object(copy, models_);
+    if (!info) return;
+    use.request += info->spec.request;
+    if (info->spec.gpu.kind == GpuRequest::Kind::kWhole) {
+      if (!info->gpu_indices.empty()) {
+        use.devices.insert(use.devices.end(), info->gpu_indices.begin(), info->gpu_indices.end());
+      } else {
+        use.whole_gpus += info->spec.gpu.whole_gpus;
+      }
+    }
+    // A fractional Tessera pod the engine does not track (terminating): its portion stays taken.
+    if (auto original = pod_from_object(pod, models_); original && original->spec.gpu.is_fractional()) {
+      for (int device : original->gpu_indices) {
+        use.portions.emplace_back(device, milli_per_device(original->spec, device_memory(*node, device)));
+      }
+    }
+  }
+
+  int64_t device_memory(int node, int device) const {
+    const NodeSpec& spec = nodes_[static_cast<size_t>(node)];
+    return device >= 0 && device < spec.gpu_count() ? spec.gpus[static_cast<size_t>(device)].memory_bytes : 0;
+  }
+
+  Status read_queues() {
+    std::vector<QueueSpec> specs;
+    ResourceNames resources = ResourceNames::standard();
+    for (const auto& [key, object] : observed_.queues) {
+      auto spec = queue_from_object(*object, resources);
+      if (!spec) {
+        snapshot_.queue_problems.push_back(spec.error().message);
+        continue;
+      }
+      specs.push_back(std::move(*spec));
+    }
+    // Queues whose parent is missing would fail the whole tree: leave them out and say so.
+    std::set<std::string> names;
+    for (const QueueSpec& spec : specs) names.insert(spec.name);
+    std::erase_if(specs, [&](const QueueSpec& spec) {
+      if (spec.parent.empty() || names.contains(spec.parent)) return false;
+      snapshot_.queue_problems.push_back(
+          fmt::format("queue {}: parent queue '{}' does not exist", spec.name, spec.parent));
+      return true;
+    });
+    auto tree = QueueTree::build(std::move(specs), std::move(resources));
+    if (!tree) return Error{fmt::format("the queue tree is not usable: {}", tree.error().message)};
+    snapshot_.tree.emplace(std::move(*tree));
+    return Ok{};
+  }
+
+  std::string namespace_queue(const std::string& ns) const {
+    auto it = observed_.namespaces.find(ns);
+    return it == observed_.namespaces.end() ? "" : label(*it->second, kNamespaceQueueLabel);
+  }
+
+  std::vector<Group> group_workloads() {
+    std::map<std::string, Group> groups;
+    for (ReadPod& pod : pods_) {
+      const PodInfo& info = pod.info;
+      Group* group = nullptr;
+      if (info.pod_group.empty()) {
+        group = &groups[info.key];
+        group->key = info.key;
+      } else {
+        const std::string key = info.namespace_name + "/" + info.pod_group;
+        group = &groups[key];
+        group->key = key;
+        group->pod_group = key;
+      }
+      group->pods.push_back(&pod);
+    }
+    for (const auto& [key, pod_group, message] : held_invalid_) {
+      const std::string ns = key.substr(0, key.find('/'));
+      const std::string group_key = pod_group.empty() ? key : ns + "/" + pod_group;
+      snapshot_.held.push_back({group_key, pod_group.empty() ? "" : group_key, {key}, "InvalidPod", message});
+    }
+    std::vector<Group> result;
+    for (auto& [key, group] : groups) result.push_back(std::move(group));
+    return result;
+  }
+
+  void build_cluster() {
+    auto spec = std::make_shared<ClusterSpec>();
+    spec->models = models_;
+    snapshot_.physical_devices.resize(nodes_.size());
+    for (size_t index = 0; index < nodes_.size(); ++index) {
+      NodeSpec node = nodes_[index];
+      const ForeignUse& use = foreign_[index];
+      node.allocatable -= use.request;
+      node.allocatable.cpu_milli = std::max<int64_t>(node.allocatable.cpu_milli, 0);
+      node.allocatable.memory_bytes = std::max<int64_t>(node.allocatable.memory_bytes, 0);
+      // Devices held whole by other pods leave the engine's view; devices with a foreign portion
+      // stay, with that portion taken (applied after the state exists).
+      std::set<int> removed(use.devices.begin(), use.devices.end());
+      std::set<int> claimed = tessera_devices_on(node.name);
+      for (int device = node.gpu_count() - 1, left = use.whole_gpus; device >= 0 && left > 0; --device) {
+        if (removed.contains(device) || claimed.contains(device)) continue;
+        removed.insert(device);
+        --left;
+      }
+      std::vector<GpuDevice> kept;
+      for (int device = 0; device < node.gpu_count(); ++device) {
+        if (removed.contains(device)) continue;
+        kept.push_back(node.gpus[static_cast<size_t>(device)]);
+        snapshot_.physical_devices[index].push_back(device);
+      }
+      node.gpus = std::move(kept);
+      snapshot_.node_names.push_back(node.name);
+      spec->nodes.push_back(std::move(node));
+    }
+    snapshot_.spec = spec;
+    snapshot_.cluster = std::make_unique<ClusterState>(spec);
+    snapshot_.meter.emplace(*spec, snapshot_.tree->resources());
+    // Foreign portions: a placeholder pod bound to the device, owned by no workload.
+    for (size_t index = 0; index < nodes_.size(); ++index) {
+      for (auto [device, milli] : foreign_[index].portions) {
+        const std::optional<int> engine_device = engine_device_of(static_cast<int>(index), device);
+        if (!engine_device || milli <= 0) continue;
+        const NodeState& state = snapshot_.cluster->node_state(static_cast<NodeIndex>(index));
+        if (state.gpu_free_milli(*engine_device) < milli) continue;
+        PodSpec placeholder;
+        placeholder.name = "foreign-portion";
+        placeholder.gpu = GpuRequest::portion(milli);
+        const PodId id = snapshot_.cluster->add_pod(placeholder);
+        snapshot_.pods.push_back({"", "", "", true, 0});
+        snapshot_.cluster->bind(id,
+                                Binding{static_cast<NodeIndex>(index), {static_cast<int16_t>(*engine_device)}, milli});
+      }
+    }
+  }
+
+  std::set<int> tessera_devices_on(const std::string& node) const {
+    std::set<int> devices;
+    for (const ReadPod& pod : pods_) {
+      if (pod.placement && pod.placement->node == node)
+        devices.insert(pod.placement->devices.begin(), pod.placement->devices.end());
+    }
+    return devices;
+  }
+
+  std::optional<int> engine_device_of(int node, int physical) const {
+    const std::vector<int>& devices = snapshot_.physical_devices[static_cast<size_t>(node)];
+    auto it = std::find(devices.begin(), devices.end(), physical);
+    return it == devices.end() ? std::nullopt : std::optional<int>(static_cast<int>(it - devices.begin()));
+  }
+
+  // The binding a placement stands for in the engine, if the pod still fits there; devices the
+  // placement does not name are chosen as the engine would.
+  std::optional<Binding> engine_binding(const PodSpec& pod, const PodPlacement& placement) const {
+    const std::optional<int> node = node_of(placement.node);
+    if (!node) return std::nullopt;
+    const ClusterState& cluster = *snapshot_.cluster;
+    const NodeSpec& spec = cluster.node_spec(*node);
+    const NodeState& state = cluster.node_state(*node);
+    if (!pod.request.fits_in(state.free)) return std::nullopt;
+    Binding binding{*node, {}, 0};
+    if (!pod.gpu.wants_gpu()) return binding;
+    std::vector<int16_t> devices;
+    for (int physical : placement.devices) {
+      if (auto device = engine_device_of(*node, physical)) devices.push_back(static_cast<int16_t>(*device));
+    }
+    if (pod.gpu.kind == GpuRequest::Kind::kWhole) {
+      const bool named =
+          static_cast<int>(devices.size()) == pod.gpu.whole_gpus &&
+          std::all_of(devices.begin(), devices.end(), [&](int16_t d) { return state.device_is_idle(d); });
+      if (!named) devices = pick_whole_devices(spec, state, pod);
+      if (static_cast<int>(devices.size()) != pod.gpu.whole_gpus) return std::nullopt;
+      binding.devices = std::move(devices);
+      binding.milli_per_device = kMilliPerGpu;
+      return binding;
+    }
+    int device = devices.size() == 1 ? devices.front() : -1;
+    if (device < 0 || !device_fits_fraction(spec, state, pod, device)) device = tightest_device(spec, state, pod);
+    if (device < 0) return std::nullopt;
+    binding.devices = {static_cast<int16_t>(device)};
+    binding.milli_per_device = milli_per_device(pod, spec.gpus[static_cast<size_t>(device)].memory_bytes);
+    return binding;
+  }
+
+  void hold(const Group& group, std::string reason, std::string message) {
+    HeldWorkload held{group.key, group.pod_group, {}, std::move(reason), std::move(message)};
+    for (const ReadPod* pod : group.pods) held.pod_keys.push_back(pod->info.key);
+    snapshot_.held.push_back(std::move(held));
+  }
+
+  // A bound pod whose workload the engine does not track still holds its place.
+  void bind_untracked(const ReadPod& pod) {
+    const std::optional<Binding> binding = engine_binding(pod.info.spec, *pod.placement);
+    if (!binding) return;
+    const PodId id = snapshot_.cluster->add_pod(pod.info.spec);
+    snapshot_.pods.push_back({pod.info.key, pod.info.namespace_name, pod.info.name, false, 0});
+    snapshot_.cluster->bind(id, *binding);
+  }
+
+  void add_workloads(std::vector<Group>& groups) {
+    const QueueTree& tree = *snapshot_.tree;
+    for (Group& group : groups) {
+      const PodGroupInfo* pod_group = nullptr;
+      std::optional<PodGroupInfo> read_group;
+      if (!group.pod_group.empty()) {
+        auto it = observed_.pod_groups.find(group.pod_group);
+        if (it == observed_.pod_groups.end()) {
+          for (const ReadPod* pod : group.pods) {
+            if (pod->placement) bind_untracked(*pod);
+          }
+          hold(group, "MissingPodGroup", fmt::format("PodGroup {} does not exist", group.pod_group));
+          continue;
+        }
+        auto parsed = pod_group_from_object(*it->second);
+        if (!parsed) {
+          hold(group, "InvalidPodGroup", parsed.error().message);
+          continue;
+        }
+        read_group = std::move(*parsed);
+        pod_group = &*read_group;
+      }
+      // Bound pods first, so that the gang (the first min_member) is what already runs.
+      std::stable_sort(group.pods.begin(), group.pods.end(), [](const ReadPod* a, const ReadPod* b) {
+        if (a->placement.has_value() != b->placement.has_value()) return a->placement.has_value();
+        return a->info.name < b->info.name;
+      });
+      const PodInfo& first = group.pods.front()->info;
+      std::string queue = pod_group && !pod_group->queue.empty() ? pod_group->queue : first.queue_label;
+      if (queue.empty()) queue = namespace_queue(first.namespace_name);
+      const std::optional<QueueIndex> leaf = queue.empty() ? std::nullopt : tree.find(queue);
+      if (!leaf || !tree.is_leaf(*leaf)) {
+        for (const ReadPod* pod : group.pods) {
+          if (pod->placement) bind_untracked(*pod);
+        }
+        if (queue.empty()) {
+          hold(group, "NoQueue",
+               fmt::format("no queue: set spec.queue on the PodGroup, label the pod or namespace {} with {}",
+                           first.namespace_name, kQueueLabel));
+        } else {
+          hold(group, !leaf ? "NoQueue" : "NotLeafQueue",
+               !leaf ? fmt::format("queue '{}' does not exist", queue)
+                     : fmt::format("queue '{}' is not a leaf queue; only leaves hold workloads", queue));
+        }
+        continue;
+      }
+      // Pods that finished count toward the gang: the rest need not wait for them again.
+      int finished = 0;
+      if (pod_group) {
+        auto members = snapshot_.pod_group_pods.find(group.pod_group);
+        if (members != snapshot_.pod_group_pods.end()) {
+          for (const std::string& key : members->second) {
+            PodPhase phase = snapshot_.pod_phases[key];
+            finished += phase == PodPhase::kSucceeded || phase == PodPhase::kFailed ? 1 : 0;
+          }
+        }
+      }
+      const int declared = pod_group ? pod_group->min_member : 1;
+      const int live = static_cast<int>(group.pods.size());
+      int bound = 0;
+      for (const ReadPod* pod : group.pods) bound += pod->placement ? 1 : 0;
+      int min_member = std::max(1, declared - finished);
+      if (bound == 0 && live < min_member) {
+        hold(group, "GangIncomplete",
+             fmt::format("PodGroup {} needs {} pods to start together and has {}", group.pod_group, min_member, live));
+        continue;
+      }
+      std::vector<ReadPod*> members = group.pods;
+      if (bound > 0 && bound < std::min(min_member, live)) {
+        // Part of a gang is bound (a scheduler stopped while binding it): those pods hold their
+        // place and the rest of the gang is scheduled as a gang of its own.
+        for (int i = 0; i < bound; ++i) bind_untracked(*members[static_cast<size_t>(i)]);
+        members.erase(members.begin(), members.begin() + bound);
+        min_member -= bound;
+        bound = 0;
+      }
+      add_workload(group, members, pod_group, *leaf, min_member);
+    }
+  }
+
+  void add_workload(const Group& group, const std::vector<ReadPod*>& members, const PodGroupInfo* pod_group,
+                    QueueIndex leaf, int min_member) {
+    const PodInfo& first = members.front()->info;
+    WorkloadSpec spec;
+    spec.name = group.key;
+    spec.queue = snapshot_.tree->spec(leaf).name;
+    spec.kind = pod_group && pod_group->kind ? *pod_group->kind : first.kind;
+    spec.min_member = min_member;
+    int priority = first.spec.priority;
+    for (const ReadPod* pod : members) priority = std::max(priority, pod->info.spec.priority);
+    spec.priority = pod_group && pod_group->priority ? *pod_group->priority : priority;
+    bool preemptible = first.spec.preemptible;
+    if (pod_group && pod_group->preemptible) {
+      preemptible = *pod_group->preemptible;
+    } else if (pod_group && pod_group->kind && !first.preemptible_explicit) {
+      preemptible = *pod_group->kind != WorkloadKind::kInteractive;
+    }
+    spec.preemptible = preemptible;
+    double submitted_at = pod_group ? pod_group->created_at : first.created_at;
+    for (const ReadPod* pod : members) {
+      PodSpec pod_spec = pod->info.spec;
+      pod_spec.name = pod->info.key;
+      pod_spec.priority = spec.priority;
+      pod_spec.preemptible = preemptible;
+      spec.pods.push_back(std::move(pod_spec));
+      if (!pod_group) submitted_at = std::min(submitted_at, pod->info.created_at);
+    }
+    ClusterState& cluster = *snapshot_.cluster;
+    const WorkloadId id = snapshot_.workloads.add(spec, leaf, cluster, submitted_at);
+    Workload& workload = snapshot_.workloads[id];
+    double started_at = 0;
+    for (size_t position = 0; position < members.size(); ++position) {
+      const ReadPod& pod = *members[position];
+      const PodSpec& pod_spec = spec.pods[position];
+      SnapshotPod entry{pod.info.key, pod.info.namespace_name, pod.info.name, pod_spec.gpu.is_fractional(),
+                        pod_spec.gpu.kind == GpuRequest::Kind::kMemory ? pod_spec.gpu.memory_limit_bytes : 0};
+      const PodId pod_id = workload.pods[position];
+      if (snapshot_.pods.size() <= static_cast<size_t>(pod_id)) snapshot_.pods.resize(static_cast<size_t>(pod_id) + 1);
+      snapshot_.pods[static_cast<size_t>(pod_id)] = std::move(entry);
+      if (!pod.placement) continue;
+      if (auto binding = engine_binding(pod_spec, *pod.placement)) {
+        cluster.bind(pod_id, *binding);
+        started_at = std::max(started_at, pod.started_at > 0 ? pod.started_at : now_);
+      }
+    }
+    workload.started_at = started_at;
+    snapshot_.workload_keys.push_back(group.key);
+    snapshot_.workload_pod_groups.push_back(group.pod_group);
+  }
+
+  const ObservedObjects& observed_;
+  const SchedulerMemory& memory_;
+  const double now_;
+  Snapshot snapshot_;
+  GpuModelCatalog models_;
+  std::vector<NodeSpec> nodes_;
+  std::map<std::string, int> node_index_;
+  std::vector<ForeignUse> foreign_;
+  std::vector<ReadPod> pods_;
+  struct Invalid {
+    std::string key;
+    std::string pod_group;
+    std::string message;
+  };
+  std::vector<Invalid> held_invalid_;
+};
+
+}  // namespace
+
+Result<Snapshot> build_snapshot(const ObservedObjects& observed, const SchedulerMemory& memory, double now) {
+  return SnapshotBuilder(observed, memory, now).build();
+}
+
+PodPlacement placement_of(const Snapshot& snapshot, const Binding& binding) {
+  PodPlacement placement;
+  placement.node = snapshot.node_names[static_cast<size_t>(binding.node)];
+  const std::vector<int>& physical = snapshot.physical_devices[static_cast<size_t>(binding.node)];
+  for (int16_t device : binding.devices) placement.devices.push_back(physical[static_cast<size_t>(device)]);
+  placement.milli_per_device = binding.milli_per_device;
+  return placement;
+}
+
+}  // namespace tessera::adapter

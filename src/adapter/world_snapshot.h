@@ -1,0 +1,75 @@
+// The engine's world built from the API server's objects: nodes, the workloads of Tessera's
+// pods grouped by PodGroup, the queue tree, and the capacity that other pods hold. Built anew
+// for every cycle from the informers' caches plus the scheduler's memory, so that a restarted
+// scheduler, or a standby that takes over, schedules from exactly what the API server says.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "adapter/object_translation.h"
+#include "adapter/scheduler_memory.h"
+#include "core/result.h"
+#include "engine/cluster_state.h"
+#include "kube/informer.h"
+#include "policy/fair_share.h"
+#include "scheduler/resource_meter.h"
+#include "scheduler/workload_set.h"
+
+namespace tessera::adapter {
+
+// Copies of the informers' caches, keyed as kube::object_key does.
+struct ObservedObjects {
+  std::map<std::string, kube::ObjectPtr> nodes;
+  std::map<std::string, kube::ObjectPtr> pods;
+  std::map<std::string, kube::ObjectPtr> queues;
+  std::map<std::string, kube::ObjectPtr> pod_groups;
+  std::map<std::string, kube::ObjectPtr> namespaces;
+};
+
+struct SnapshotPod {
+  std::string key;  // "namespace/name"
+  std::string namespace_name;
+  std::string name;
+  bool fractional = false;
+  int64_t gpu_memory_limit_bytes = 0;  // for the environment of a memory-fraction pod
+};
+
+// A workload the engine does not see, and why: its pods' events and its PodGroup say so.
+struct HeldWorkload {
+  std::string key;
+  std::string pod_group;  // "namespace/name", empty for a single pod
+  std::vector<std::string> pod_keys;
+  std::string reason;   // a machine-readable code: InvalidPod, NoQueue, NotLeafQueue, MissingPodGroup, GangIncomplete
+  std::string message;  // the sentence
+};
+
+struct Snapshot {
+  std::shared_ptr<const ClusterSpec> spec;
+  std::unique_ptr<ClusterState> cluster;
+  std::optional<QueueTree> tree;
+  std::optional<ResourceMeter> meter;
+  WorkloadSet workloads;
+
+  std::vector<std::string> node_names;             // by NodeIndex
+  std::vector<std::vector<int>> physical_devices;  // by NodeIndex: engine device -> device index on the node
+  std::vector<SnapshotPod> pods;                   // by PodId
+  std::vector<std::string> workload_keys;          // by WorkloadId: "namespace/podgroup" or "namespace/pod"
+  std::vector<std::string> workload_pod_groups;    // by WorkloadId: PodGroup key, empty for a single pod
+  std::vector<HeldWorkload> held;
+  std::vector<std::string> queue_problems;                         // Queue objects that could not be read
+  std::map<std::string, PodPhase> pod_phases;                      // every Tessera pod seen, for PodGroup status
+  std::map<std::string, std::vector<std::string>> pod_group_pods;  // PodGroup key -> its pod keys
+};
+
+// Builds the world. Fails only when the queue tree as a whole is unusable (a cycle of parents,
+// say); single bad objects are left out and reported in `held` / `queue_problems`.
+Result<Snapshot> build_snapshot(const ObservedObjects& observed, const SchedulerMemory& memory, double now);
+
+// The placement a binding in the snapshot stands for, with physical device indices.
+PodPlacement placement_of(const Snapshot& snapshot, const Binding& binding);
+
+}  // namespace tessera::adapter

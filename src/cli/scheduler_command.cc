@@ -1,0 +1,132 @@
+#include "cli/scheduler_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+
+#include "adapter/kube_scheduler.h"
+#include "cli/stop_signal.h"
+#include "kube/api_client.h"
+#include "kube/kubeconfig.h"
+#include "policy/policy_registry.h"
+
+namespace tessera {
+
+namespace {
+
+adapter::SchedulerOptions with_default_listen() {
+  adapter::SchedulerOptions options;
+  options.listen = "127.0.0.1:10259";
+  return options;
+}
+
+struct SchedulerCommandOptions {
+  std::string kubeconfig;
+  std::string context;
+  adapter::SchedulerOptions scheduler = with_default_listen();
+  bool no_consolidate = false;
+  bool no_reclaim = false;
+  bool no_preempt = false;
+  bool no_events = false;
+};
+
+std::string default_identity() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return fmt::format("{}-{:06x}", host, random() & 0xffffff);
+}
+
+int run_scheduler(SchedulerCommandOptions options) {
+  StopSignal stop;
+  auto config = options.kubeconfig.empty() ? kube::load_default_config()
+                                           : kube::load_kubeconfig(options.kubeconfig, options.context);
+  if (!config) {
+    std::fputs(fmt::format("error: {}\n", config.error().message).c_str(), stderr);
+    return 2;
+  }
+  if (!make_policy(options.scheduler.policy, WorkloadMix()).ok()) {
+    std::fputs(fmt::format("error: --policy: unknown policy '{}' (expected one of {})\n", options.scheduler.policy,
+                           fmt::join(policy_names(), ", "))
+                   .c_str(),
+               stderr);
+    return 2;
+  }
+  options.scheduler.cycle.consolidate = !options.no_consolidate;
+  options.scheduler.cycle.reclaim = !options.no_reclaim;
+  options.scheduler.cycle.preempt = !options.no_preempt;
+  options.scheduler.events = !options.no_events;
+  if (options.scheduler.election.identity.empty()) options.scheduler.election.identity = default_identity();
+  kube::ApiClient client(*config);
+  std::fputs(fmt::format("tessera scheduler: API server {}, policy {}{}\n", config->server, options.scheduler.policy,
+                         options.scheduler.leader_elect
+                             ? fmt::format(", leader election as {}", options.scheduler.election.identity)
+                             : "")
+                 .c_str(),
+             stderr);
+  adapter::KubeScheduler scheduler(client, options.scheduler);
+  return scheduler.run(stop.flag());
+}
+
+}  // namespace
+
+void add_scheduler_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<SchedulerCommandOptions>();
+  CLI::App* command =
+      app.add_subcommand("scheduler", "Schedule the pods of a Kubernetes cluster that name schedulerName: tessera");
+  command->add_option("--kubeconfig", options->kubeconfig,
+                      "Kubeconfig file; default $KUBECONFIG, ~/.kube/config, else the in-cluster service account");
+  command->add_option("--context", options->context, "Kubeconfig context; default its current-context");
+  command->add_option("--policy", options->scheduler.policy, "Placement policy")->capture_default_str();
+  command
+      ->add_option("--cycle-interval", options->scheduler.cycle_interval_seconds,
+                   "Seconds between cycles when nothing changes")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  command->add_option("--api-workers", options->scheduler.api_workers, "Concurrent bindings and evictions")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  command->add_option("--listen", options->scheduler.listen, "host:port for /metrics, /healthz and /readyz")
+      ->capture_default_str();
+  command->add_flag("--no-consolidate", options->no_consolidate, "Never move running work to make room");
+  command->add_flag("--no-reclaim", options->no_reclaim, "Never reclaim resources lent to other queues");
+  command->add_flag("--no-preempt", options->no_preempt, "Never preempt within a queue");
+  command->add_flag("--no-events", options->no_events, "Write no Kubernetes Events");
+  command->add_flag("--leader-elect", options->scheduler.leader_elect,
+                    "Run cycles only while holding the leader Lease (for several replicas)");
+  command->add_option("--lease-namespace", options->scheduler.election.lease_namespace)->capture_default_str();
+  command->add_option("--lease-name", options->scheduler.election.lease_name)->capture_default_str();
+  command->add_option("--identity", options->scheduler.election.identity,
+                      "This replica's name in the Lease; default hostname and a random suffix");
+  command
+      ->add_option("--lease-duration", options->scheduler.election.lease_duration_seconds,
+                   "Seconds a standby waits for an unrenewed lease before taking it")
+      ->check(CLI::Range(0.5, 600.0))
+      ->capture_default_str();
+  command
+      ->add_option("--renew-deadline", options->scheduler.election.renew_deadline_seconds,
+                   "Seconds the leader keeps trying to renew before it steps down")
+      ->check(CLI::Range(0.2, 600.0))
+      ->capture_default_str();
+  command
+      ->add_option("--retry-period", options->scheduler.election.retry_period_seconds,
+                   "Seconds between lease renewals and acquisition attempts")
+      ->check(CLI::Range(0.05, 60.0))
+      ->capture_default_str();
+  command->add_option("--max-cycles", options->scheduler.max_cycles, "Stop after this many cycles (-1: never)")
+      ->capture_default_str();
+  command->callback([options, &exit_code] {
+    const auto& election = options->scheduler.election;
+    if (options->scheduler.leader_elect && !(election.retry_period_seconds < election.renew_deadline_seconds &&
+                                             election.renew_deadline_seconds < election.lease_duration_seconds)) {
+      std::fputs("error: leader election needs --retry-period < --renew-deadline < --lease-duration\n", stderr);
+      exit_code = 2;
+      return;
+    }
+    exit_code = run_scheduler(*options);
+  });
+}
+
+}  // namespace tessera

@@ -1,0 +1,377 @@
+// The adapter's translation of a cycle into API calls, without a server: Kubernetes objects in,
+// snapshot built, the engine's cycle run, decisions out.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "adapter/api_actions.h"
+#include "adapter/cycle_decisions.h"
+#include "adapter/status_reports.h"
+#include "adapter/world_snapshot.h"
+#include "engine/placer.h"
+#include "policy/policy_registry.h"
+#include "policy/workload_mix.h"
+
+namespace tessera::adapter {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kNow = 1'800'000'000;  // a fixed Unix time
+
+kube::ObjectPtr object(json value) { return std::make_shared<const json>(std::move(value)); }
+
+json gpu_node(const std::string& name, int gpus, const std::string& model = "A100") {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", name},
+        {"labels",
+         {{"kubernetes.io/hostname", name}, {"nvidia.com/gpu.product", model}, {"nvidia.com/gpu.memory", "81920"}}}}},
+      {"status",
+       {{"allocatable",
+         {{"cpu", "96"}, {"memory", "768Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}, {"pods", "110"}}},
+        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+struct PodOptions {
+  int gpus = 1;
+  std::string fraction = "";
+  std::string pod_group = "";
+  std::string queue = "team-a";
+  std::string node = "";
+  std::string gpu_index = "";
+  std::string scheduler = "tessera";
+  std::string phase = "Pending";
+  std::string workload_type = "";
+  bool terminating = false;
+  std::string started = "2027-01-15T07:30:00Z";  // half an hour before kNow
+};
+
+json pod(const std::string& ns, const std::string& name, const PodOptions& options) {
+  json container = {
+      {"name", "main"}, {"image", "busybox"}, {"resources", {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}}};
+  if (options.gpus > 0 && options.fraction.empty()) {
+    container["resources"]["limits"] = {{"nvidia.com/gpu", std::to_string(options.gpus)}};
+  }
+  json labels = json::object();
+  if (!options.queue.empty()) labels["scheduling.tessera.dev/queue"] = options.queue;
+  if (!options.pod_group.empty()) labels["scheduling.tessera.dev/pod-group"] = options.pod_group;
+  json annotations = json::object();
+  if (!options.fraction.empty()) annotations["scheduling.tessera.dev/gpu-fraction"] = options.fraction;
+  if (!options.gpu_index.empty()) annotations["scheduling.tessera.dev/gpu-index"] = options.gpu_index;
+  if (!options.workload_type.empty()) annotations["scheduling.tessera.dev/workload-type"] = options.workload_type;
+  json result = {{"apiVersion", "v1"},
+                 {"kind", "Pod"},
+                 {"metadata",
+                  {{"name", name},
+                   {"namespace", ns},
+                   {"uid", ns + "-" + name},
+                   {"resourceVersion", "10"},
+                   {"creationTimestamp", "2027-01-15T07:00:00Z"},
+                   {"labels", labels},
+                   {"annotations", annotations}}},
+                 {"spec", {{"schedulerName", options.scheduler}, {"containers", json::array({container})}}},
+                 {"status", {{"phase", options.phase}}}};
+  if (!options.node.empty()) {
+    result["spec"]["nodeName"] = options.node;
+    result["status"]["startTime"] = options.started;
+  }
+  if (options.terminating) result["metadata"]["deletionTimestamp"] = "2027-01-15T08:30:00Z";
+  return result;
+}
+
+json queue(const std::string& name, const std::string& parent, double deserved, double weight = 1) {
+  json spec = {{"resources", {{"gpu", {{"deserved", deserved}, {"overQuotaWeight", weight}}}}}};
+  if (!parent.empty()) spec["parent"] = parent;
+  return {{"apiVersion", "scheduling.tessera.dev/v1alpha1"},
+          {"kind", "Queue"},
+          {"metadata", {{"name", name}}},
+          {"spec", spec}};
+}
+
+json pod_group(const std::string& ns, const std::string& name, int min_member, const std::string& queue_name = "") {
+  json spec = {{"minMember", min_member}};
+  if (!queue_name.empty()) spec["queue"] = queue_name;
+  return {{"apiVersion", "scheduling.tessera.dev/v1alpha1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", name}, {"namespace", ns}, {"creationTimestamp", "2027-01-15T07:00:00Z"}}},
+          {"spec", spec}};
+}
+
+class World {
+ public:
+  World& add_node(json node) {
+    const std::string key = node["metadata"]["name"];
+    observed_.nodes[key] = object(std::move(node));
+    return *this;
+  }
+  World& add_pod(json value) {
+    const std::string key =
+        value["metadata"]["namespace"].get<std::string>() + "/" + value["metadata"]["name"].get<std::string>();
+    observed_.pods[key] = object(std::move(value));
+    return *this;
+  }
+  World& add_queue(json value) {
+    const std::string key = value["metadata"]["name"];
+    observed_.queues[key] = object(std::move(value));
+    return *this;
+  }
+  World& add_pod_group(json value) {
+    const std::string key =
+        value["metadata"]["namespace"].get<std::string>() + "/" + value["metadata"]["name"].get<std::string>();
+    observed_.pod_groups[key] = object(std::move(value));
+    return *this;
+  }
+  SchedulerMemory& memory() { return memory_; }
+
+  // Builds the snapshot, runs one cycle, and returns the decisions.
+  Decisions cycle() {
+    auto built = build_snapshot(observed_, memory_, kNow);
+    EXPECT_TRUE(built.ok()) << (built.ok() ? "" : built.error().message);
+    snapshot_ = std::make_unique<Snapshot>(std::move(*built));
+    std::vector<std::optional<Binding>> before;
+    for (PodId pod = 0; pod < snapshot_->cluster->pod_count(); ++pod)
+      before.push_back(snapshot_->cluster->binding(pod));
+    auto policy = make_policy("best-fit", WorkloadMix());
+    Placer placer(**policy);
+    auto result =
+        run_cycle({*snapshot_->cluster, placer, snapshot_->workloads, *snapshot_->tree, *snapshot_->meter, kNow});
+    EXPECT_TRUE(result.ok());
+    result_ = std::move(*result);
+    return decide(*snapshot_, before, result_);
+  }
+  const Snapshot& snapshot() const { return *snapshot_; }
+  const CycleResult& result() const { return result_; }
+  const ObservedObjects& observed() const { return observed_; }
+
+ private:
+  ObservedObjects observed_;
+  SchedulerMemory memory_;
+  std::unique_ptr<Snapshot> snapshot_;
+  CycleResult result_;
+};
+
+const StartDecision* start_of(const Decisions& decisions, const std::string& key) {
+  for (const StartDecision& start : decisions.starts) {
+    if (start.workload_key == key) return &start;
+  }
+  return nullptr;
+}
+
+const WaitingWorkload* waiting_of(const Decisions& decisions, const std::string& key) {
+  for (const WaitingWorkload& waiting : decisions.waiting) {
+    if (waiting.workload_key == key) return &waiting;
+  }
+  return nullptr;
+}
+
+TEST(AdapterDecisions, GangBindsAllItsPodsOrWaitsWhole) {
+  World world;
+  for (int i = 0; i < 4; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("team-a", "", 32));
+  world.add_pod_group(pod_group("ml", "big", 4));
+  world.add_pod_group(pod_group("ml", "second", 4));
+  for (int i = 0; i < 4; ++i) world.add_pod(pod("ml", fmt::format("big-{}", i), {.gpus = 8, .pod_group = "big"}));
+  for (int i = 0; i < 4; ++i) world.add_pod(pod("ml", fmt::format("second-{}", i), {.gpus = 8, .pod_group = "second"}));
+  const Decisions decisions = world.cycle();
+  ASSERT_EQ(decisions.starts.size(), 1U);
+  const StartDecision& start = decisions.starts.front();
+  EXPECT_EQ(start.pod_group, "ml/big");
+  ASSERT_EQ(start.bindings.size(), 4U);
+  std::set<std::string> nodes;
+  for (const PodBindingDecision& binding : start.bindings) {
+    nodes.insert(binding.placement.node);
+    EXPECT_EQ(binding.placement.devices, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  }
+  EXPECT_EQ(nodes.size(), 4U);
+  const WaitingWorkload* waiting = waiting_of(decisions, "ml/second");
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(waiting->reason, "Unschedulable");
+  EXPECT_EQ(waiting->pod_keys.size(), 4U);
+}
+
+TEST(AdapterDecisions, IncompleteGangIsHeldWithItsCount) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_queue(queue("team-a", "", 8));
+  world.add_pod_group(pod_group("ml", "job", 4));
+  for (int i = 0; i < 3; ++i) world.add_pod(pod("ml", fmt::format("job-{}", i), {.gpus = 1, .pod_group = "job"}));
+  const Decisions decisions = world.cycle();
+  EXPECT_TRUE(decisions.starts.empty());
+  const WaitingWorkload* waiting = waiting_of(decisions, "ml/job");
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(waiting->reason, "GangIncomplete");
+  EXPECT_NE(waiting->message.find("needs 4 pods"), std::string::npos) << waiting->message;
+}
+
+TEST(AdapterDecisions, PodsWithoutQueueOrWithUnknownQueueAreHeld) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_queue(queue("team-a", "", 8));
+  world.add_pod(pod("ml", "lost", {.queue = ""}));
+  world.add_pod(pod("ml", "typo", {.queue = "team-z"}));
+  const Decisions decisions = world.cycle();
+  EXPECT_TRUE(decisions.starts.empty());
+  ASSERT_NE(waiting_of(decisions, "ml/lost"), nullptr);
+  EXPECT_EQ(waiting_of(decisions, "ml/lost")->reason, "NoQueue");
+  ASSERT_NE(waiting_of(decisions, "ml/typo"), nullptr);
+  EXPECT_NE(waiting_of(decisions, "ml/typo")->message.find("'team-z' does not exist"), std::string::npos);
+}
+
+TEST(AdapterDecisions, OtherSchedulersPodsKeepTheirGpusOutOfReach) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_queue(queue("team-a", "", 8));
+  // The default scheduler's pod holds 6 GPUs: Tessera sees 2, on devices 0 and 1.
+  world.add_pod(pod("other", "foreign",
+                    {.gpus = 6, .queue = "", .node = "node-0", .scheduler = "default-scheduler", .phase = "Running"}));
+  world.add_pod(pod("ml", "fits", {.gpus = 2}));
+  world.add_pod(pod("ml", "too-big", {.gpus = 4}));
+  const Decisions decisions = world.cycle();
+  const StartDecision* fits = start_of(decisions, "ml/fits");
+  ASSERT_NE(fits, nullptr);
+  EXPECT_EQ(fits->bindings.front().placement.devices, (std::vector<int>{0, 1}));
+  ASSERT_NE(waiting_of(decisions, "ml/too-big"), nullptr);
+}
+
+TEST(AdapterDecisions, BoundPodsKeepTheirAnnotatedDevices) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_queue(queue("team-a", "", 8));
+  world.add_pod(pod("ml", "running", {.gpus = 2, .node = "node-0", .gpu_index = "3,4", .phase = "Running"}));
+  world.add_pod(pod("ml", "new", {.gpus = 4}));
+  const Decisions decisions = world.cycle();
+  const StartDecision* start = start_of(decisions, "ml/new");
+  ASSERT_NE(start, nullptr);
+  for (int device : start->bindings.front().placement.devices) EXPECT_TRUE(device != 3 && device != 4) << device;
+}
+
+TEST(AdapterDecisions, FractionalPodGetsDeviceAndEnvironment) {
+  World world;
+  world.add_node(gpu_node("node-0", 2)).add_queue(queue("team-a", "", 2));
+  world.add_pod(pod("ml", "notebook", {.fraction = "0.5", .workload_type = "interactive"}));
+  const Decisions decisions = world.cycle();
+  const StartDecision* start = start_of(decisions, "ml/notebook");
+  ASSERT_NE(start, nullptr);
+  const PodBindingDecision& binding = start->bindings.front();
+  EXPECT_TRUE(binding.fractional);
+  EXPECT_EQ(binding.placement.milli_per_device, 500);
+  ASSERT_EQ(binding.placement.devices.size(), 1U);
+  const json annotations = gpu_annotations(binding);
+  EXPECT_EQ(annotations["scheduling.tessera.dev/gpu-portion"], "500");
+  const std::string env = annotations["scheduling.tessera.dev/gpu-env"];
+  EXPECT_NE(env.find(fmt::format("NVIDIA_VISIBLE_DEVICES={}\n", binding.placement.devices.front())), std::string::npos);
+  EXPECT_NE(env.find("TESSERA_GPU_PORTION=0.5\n"), std::string::npos) << env;
+}
+
+TEST(AdapterDecisions, ReclaimNamesVictimsForTheStarvedQueue) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_node(gpu_node("node-1", 8));
+  world.add_queue(queue("org", "", 16)).add_queue(queue("team-a", "org", 8)).add_queue(queue("team-b", "org", 8));
+  // team-a borrowed all 16 GPUs, an hour ago.
+  for (int i = 0; i < 16; ++i) {
+    world.add_pod(
+        pod("a", fmt::format("w-{}", i),
+            {.gpus = 1, .node = i < 8 ? "node-0" : "node-1", .gpu_index = std::to_string(i % 8), .phase = "Running"}));
+  }
+  world.add_pod_group(pod_group("b", "job", 2, "team-b"));
+  for (int i = 0; i < 2; ++i)
+    world.add_pod(pod("b", fmt::format("job-{}", i), {.gpus = 4, .pod_group = "job", .queue = ""}));
+  const Decisions decisions = world.cycle();
+  const StartDecision* start = start_of(decisions, "b/job");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->action, Action::kReclaim);
+  EXPECT_EQ(start->bindings.size(), 2U);
+  ASSERT_EQ(start->victims.size(), 8U);  // exactly the GPUs needed
+  for (const VictimDecision& victim : start->victims) {
+    EXPECT_EQ(victim.namespace_name, "a");
+    EXPECT_EQ(victim.action, Action::kReclaim);
+  }
+}
+
+TEST(AdapterDecisions, RoomBeingMadeIsNotMadeTwice) {
+  World world;
+  world.add_node(gpu_node("node-0", 8));
+  world.add_queue(queue("org", "", 8)).add_queue(queue("team-a", "org", 4)).add_queue(queue("team-b", "org", 4));
+  for (int i = 0; i < 8; ++i) {
+    world.add_pod(
+        pod("a", fmt::format("w-{}", i),
+            {.gpus = 1, .node = "node-0", .gpu_index = std::to_string(i), .phase = "Running", .terminating = i < 2}));
+  }
+  world.add_pod(pod("b", "job", {.gpus = 4, .queue = "team-b"}));
+  // Four of team-a's pods are being evicted for b/job (the cache shows two terminating so far):
+  // its plan holds their devices.
+  RoomPlan plan;
+  plan.bindings["b/job"] = PodPlacement{"node-0", {0, 1, 2, 3}, 1000};
+  for (int i = 0; i < 4; ++i) plan.victims.insert(fmt::format("a/w-{}", i));
+  plan.created_at = kNow - 1;
+  world.memory().plans["b/job"] = plan;
+  const Decisions decisions = world.cycle();
+  EXPECT_TRUE(decisions.starts.empty()) << "the plan's workload already holds its room";
+  EXPECT_EQ(world.result().evictions.size(), 0U);
+  // The engine saw b/job running on the victims' devices, and the victims holding nothing.
+  const Snapshot& snapshot = world.snapshot();
+  ASSERT_EQ(snapshot.workload_keys.size(), 5U);  // four of team-a's pods, and b/job
+  for (WorkloadId id = 0; id < static_cast<WorkloadId>(snapshot.workload_keys.size()); ++id) {
+    EXPECT_TRUE(snapshot.workloads.is_running(id, *snapshot.cluster))
+        << snapshot.workload_keys[static_cast<size_t>(id)];
+  }
+  EXPECT_EQ(snapshot.cluster->node_state(0).idle_devices(), 0);
+}
+
+TEST(AdapterDecisions, PartlyBoundGangCompletesAsAGang) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_node(gpu_node("node-1", 8));
+  world.add_queue(queue("team-a", "", 16));
+  world.add_pod_group(pod_group("ml", "job", 3));
+  world.add_pod(pod("ml", "job-0",
+                    {.gpus = 4, .pod_group = "job", .node = "node-0", .gpu_index = "0,1,2,3", .phase = "Running"}));
+  world.add_pod(pod("ml", "job-1", {.gpus = 4, .pod_group = "job"}));
+  world.add_pod(pod("ml", "job-2", {.gpus = 4, .pod_group = "job"}));
+  const Decisions decisions = world.cycle();
+  const StartDecision* start = start_of(decisions, "ml/job");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->bindings.size(), 2U);
+  for (const PodBindingDecision& binding : start->bindings) {
+    if (binding.placement.node == "node-0") {
+      EXPECT_EQ(binding.placement.devices, (std::vector<int>{4, 5, 6, 7}));
+    }
+  }
+}
+
+TEST(AdapterDecisions, PodGroupStatusCarriesTheReason) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_queue(queue("team-a", "", 8));
+  world.add_pod_group(pod_group("ml", "huge", 2));
+  for (int i = 0; i < 2; ++i) world.add_pod(pod("ml", fmt::format("huge-{}", i), {.gpus = 8, .pod_group = "huge"}));
+  const Decisions decisions = world.cycle();
+  PodGroupProgress progress;
+  progress.waiting["ml/huge"] = waiting_of(decisions, "ml/huge");
+  ASSERT_NE(progress.waiting["ml/huge"], nullptr);
+  const json status = pod_group_status(*world.observed().pod_groups.at("ml/huge"), world.snapshot(), progress, kNow);
+  EXPECT_EQ(status["phase"], "Pending");
+  EXPECT_EQ(status["pending"], 2);
+  EXPECT_EQ(status["conditions"][0]["type"], "Scheduled");
+  EXPECT_EQ(status["conditions"][0]["status"], "False");
+  EXPECT_EQ(status["conditions"][0]["reason"], "Unschedulable");
+  EXPECT_NE(status["conditions"][0]["message"].get<std::string>().find("GPU"), std::string::npos)
+      << status["conditions"][0]["message"];
+}
+
+TEST(AdapterDecisions, QueueStatusReportsAllocationAndFairShare) {
+  World world;
+  world.add_node(gpu_node("node-0", 8));
+  world.add_queue(queue("org", "", 8)).add_queue(queue("team-a", "org", 2)).add_queue(queue("team-b", "org", 6));
+  for (int i = 0; i < 3; ++i) world.add_pod(pod("a", fmt::format("w-{}", i), {.gpus = 1}));
+  world.cycle();
+  const auto statuses = queue_statuses(world.snapshot(), world.result());
+  EXPECT_EQ(statuses.at("team-a")["allocated"]["gpu"], "3");
+  EXPECT_EQ(statuses.at("team-a")["requested"]["gpu"], "3");
+  EXPECT_EQ(statuses.at("team-a")["runningWorkloads"], 3);
+  EXPECT_EQ(statuses.at("org")["allocated"]["gpu"], "3");
+  EXPECT_EQ(format_resource("cpu", 1500), "1500m");
+  EXPECT_EQ(format_resource("gpu", 2.5), "2.5");
+}
+
+}  // namespace
+}  // namespace tessera::adapter

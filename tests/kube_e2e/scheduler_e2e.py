@@ -1,0 +1,208 @@
+"""End-to-end tests of `tessera scheduler` against `tessera dev cluster`, driven through the
+official Kubernetes Python client. Usage: scheduler_e2e.py SCENARIO (gang, reclaim, pdb,
+failover, restart, watch-expiry)."""
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Cluster, gpu_nodes, wait_for  # noqa: E402
+
+
+def node_gpu_use(cluster, namespaces):
+    """GPUs requested per node by the bound pods of `namespaces`."""
+    use = {}
+    for namespace in namespaces:
+        for pod in cluster.bound(namespace).values():
+            limits = pod.spec.containers[0].resources.limits or {}
+            use[pod.spec.node_name] = use.get(pod.spec.node_name, 0) + int(limits.get("nvidia.com/gpu", "0"))
+    return use
+
+
+def gang(cluster):
+    """A gang that fits starts whole; one that does not fit starts no pod and says why."""
+    cluster.queue("team-a", 32)
+    cluster.namespace("ml")
+    cluster.start_scheduler("scheduler")
+    cluster.pod_group("ml", "first", 4, "team-a")
+    cluster.pod_group("ml", "second", 2, "team-a")
+    for i in range(4):
+        cluster.pod("ml", f"first-{i}", gpus=8, group="first")
+    for i in range(2):
+        cluster.pod("ml", f"second-{i}", gpus=8, group="second")
+    bound = wait_for("the first gang bound", lambda: len(cluster.bound("ml")) == 4 and cluster.bound("ml"))
+    assert sorted(bound) == [f"first-{i}" for i in range(4)], sorted(bound)
+    assert len({pod.spec.node_name for pod in bound.values()}) == 4
+    for pod in bound.values():
+        assert pod.metadata.annotations["scheduling.tessera.dev/gpu-index"] == "0,1,2,3,4,5,6,7"
+    status = wait_for("the waiting gang's status",
+                      lambda: cluster.get_pod_group("ml", "second").get("status", {}).get("conditions"))
+    condition = status[0]
+    assert condition["type"] == "Scheduled" and condition["status"] == "False", condition
+    assert condition["reason"] == "Unschedulable", condition
+    time.sleep(1)  # the second gang stays whole-or-nothing across further cycles
+    assert not any(name.startswith("second") for name in cluster.bound("ml"))
+    running = wait_for("the first gang's PodGroup running",
+                       lambda: cluster.get_pod_group("ml", "first").get("status", {}).get("phase") == "Running")
+    assert running
+    reasons = {event.reason for event in cluster.events("ml")}
+    assert "Scheduled" in reasons and "FailedScheduling" in reasons, reasons
+    queue = cluster.custom.get_cluster_custom_object("scheduling.tessera.dev", "v1alpha1", "queues", "team-a")
+    assert queue["status"]["allocated"]["gpu"] == "32", queue["status"]
+    metrics = cluster.metrics("scheduler")
+    assert "tessera_pods_scheduled_total 4" in metrics, metrics
+    assert 'tessera_pending_workloads{reason="Unschedulable"} 1' in metrics, metrics
+
+
+def borrow_everything(cluster, gpus):
+    """Two teams deserving half of `gpus` each; team-a's one-GPU pods (namespace a) hold them all."""
+    cluster.queue("org", gpus)
+    cluster.queue("team-a", gpus // 2, parent="org")
+    cluster.queue("team-b", gpus // 2, parent="org")
+    cluster.namespace("a")
+    cluster.namespace("b")
+    cluster.start_scheduler("scheduler")
+    for i in range(gpus):
+        cluster.pod("a", f"borrower-{i}", gpus=1, queue="team-a", labels={"app": "borrower"})
+    wait_for("team-a borrowing every GPU", lambda: len(cluster.bound("a")) == gpus)
+
+
+def reclaim(cluster):
+    """A queue under its deserved quota gets it back through the Eviction API."""
+    borrow_everything(cluster, 16)
+    cluster.pod_group("b", "job", 2, "team-b")
+    for i in range(2):
+        cluster.pod("b", f"job-{i}", gpus=4, group="job")
+    wait_for("team-b's gang bound", lambda: len(cluster.bound("b")) == 2, timeout=30)
+    remaining = cluster.pods("a")
+    assert len(remaining) == 8, f"exactly 8 borrowers evicted, {16 - len(remaining)} were"
+    use = node_gpu_use(cluster, ["a", "b"])
+    assert all(gpus <= 8 for gpus in use.values()), use
+    reasons = [event.reason for event in cluster.events("a")]
+    assert reasons.count("Reclaimed") == 8, reasons
+    assert "tessera_evictions_total{action=\"reclaim\"} 8" in cluster.metrics("scheduler")
+
+
+def pdb(cluster):
+    """An eviction a PodDisruptionBudget forbids is refused (429) and nothing is bound over it."""
+    borrow_everything(cluster, 8)
+    wait_for("team-a's pods running",
+             lambda: all(p.status.phase == "Running" for p in cluster.pods("a").values()))
+    cluster.api.call_api(
+        "/apis/policy/v1/namespaces/a/poddisruptionbudgets", "POST",
+        body={"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "keep-all"},
+              "spec": {"minAvailable": 8, "selector": {"matchLabels": {"app": "borrower"}}}},
+        auth_settings=["BearerToken"], response_type="object")
+    cluster.pod("b", "job", gpus=4, queue="team-b")
+    wait_for("a refused eviction", lambda: "EvictionRefused" in {e.reason for e in cluster.events("b")}, timeout=30)
+    time.sleep(2)  # cycles go on; a refused eviction is not retried for 10 s
+    refusals = [e for e in cluster.events("b") if e.reason == "EvictionRefused"]
+    assert len(refusals) == 1, [e.message for e in refusals]
+    assert len(cluster.pods("a")) == 8, "no borrower evicted"
+    assert not cluster.bound("b"), "nothing bound over pods that were not evicted"
+    assert "tessera_eviction_refusals_total" in cluster.metrics("scheduler")
+
+
+def failover(cluster):
+    """Two replicas; the leader is killed; the standby takes over and binds."""
+    cluster.queue("team-a", 64)
+    cluster.namespace("ml")
+    # TESSERA_LEASE="15,10,2" measures with the scheduler's defaults; the test uses a short lease.
+    lease, renew, retry = (float(x) for x in os.environ.get("TESSERA_LEASE", "3,2,0.25").split(","))
+    args = ["--leader-elect", "--lease-namespace", "tessera-system", "--lease-duration", str(lease),
+            "--renew-deadline", str(renew), "--retry-period", str(retry)]
+    first = cluster.start_scheduler("replica-1", *args, "--identity", "replica-1")
+    wait_for("replica-1 leading", lambda: "leading as replica-1" in cluster.scheduler_log("replica-1"), timeout=20)
+    cluster.start_scheduler("replica-2", *args, "--identity", "replica-2")
+    cluster.pod("ml", "before", gpus=1, queue="team-a")
+    wait_for("a pod bound by the leader", lambda: "before" in cluster.bound("ml"))
+    wait_for("replica-2 synced", lambda: "caches synced" in cluster.scheduler_log("replica-2"))
+    first.send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    cluster.pod("ml", "after", gpus=1, queue="team-a")
+    wait_for("the standby binding", lambda: "after" in cluster.bound("ml"), timeout=lease + 30)
+    took = time.monotonic() - killed
+    held = cluster.coordination.read_namespaced_lease("tessera-scheduler", "tessera-system")
+    assert held.spec.holder_identity == "replica-2", held.spec
+    assert "leading as replica-2" in cluster.scheduler_log("replica-2")
+    print(f"failover: leader killed to standby's first binding {took:.2f} s (lease duration {lease:g} s, "
+          f"retry period {retry:g} s)")
+    assert took < lease + 4, f"the standby took {took:.1f} s"
+
+
+def restart(cluster):
+    """A scheduler killed mid-way is restarted; it rebuilds from the API server and finishes."""
+    cluster.queue("team-a", 64)
+    cluster.namespace("ml")
+    first = cluster.start_scheduler("first")
+    for i in range(20):
+        cluster.pod("ml", f"early-{i}", gpus=1, queue="team-a")
+    wait_for("some pods bound", lambda: len(cluster.bound("ml")) >= 20)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    for i in range(40):
+        cluster.pod("ml", f"late-{i}", gpus=1, queue="team-a")
+    cluster.pod_group("ml", "gang", 4, "team-a")
+    for i in range(4):
+        cluster.pod("ml", f"gang-{i}", gpus=2, group="gang")
+    cluster.start_scheduler("second")
+    wait_for("every pod bound", lambda: len(cluster.bound("ml")) == 64, timeout=30)
+    use = node_gpu_use(cluster, ["ml"])
+    assert sum(use.values()) == 68 and all(gpus <= 8 for gpus in use.values()), use
+    devices = {}
+    for pod in cluster.bound("ml").values():
+        for device in pod.metadata.annotations["scheduling.tessera.dev/gpu-index"].split(","):
+            key = (pod.spec.node_name, device)
+            assert key not in devices, f"{pod.metadata.name} and {devices[key]} share GPU {key}"
+            devices[key] = pod.metadata.name
+    assert "failed" not in cluster.scheduler_log("second"), cluster.scheduler_log("second")
+
+
+def watch_expiry(cluster):
+    """The scheduler's watch expires while it is stopped; it relists (410 Gone) and goes on."""
+    cluster.queue("team-a", 64)
+    cluster.namespace("ml")
+    scheduler = cluster.start_scheduler("scheduler")
+    cluster.pod("ml", "first", gpus=1, queue="team-a")
+    wait_for("the first pod bound", lambda: "first" in cluster.bound("ml"))
+    scheduler.send_signal(signal.SIGSTOP)
+    time.sleep(2.5)  # the server ends every watch after 1 s
+    for i in range(40):  # more events than the server's history of 20 keeps
+        cluster.pod("ml", f"while-stopped-{i}", gpus=1, queue="team-a")
+    scheduler.send_signal(signal.SIGCONT)
+    wait_for("every pod bound", lambda: len(cluster.bound("ml")) == 41, timeout=30)
+    metrics = cluster.metrics("scheduler")
+    relists = [line for line in metrics.splitlines() if line.startswith("tessera_informer_relists_total{resource=\"pods\"}")]
+    assert relists and float(relists[0].split()[-1]) >= 1, relists
+
+
+SCENARIOS = {
+    "gang": (gang, gpu_nodes(4), []),
+    "reclaim": (reclaim, gpu_nodes(2), []),
+    "pdb": (pdb, gpu_nodes(1), []),
+    "failover": (failover, gpu_nodes(8), []),
+    "restart": (restart, gpu_nodes(10), []),
+    "watch-expiry": (watch_expiry, gpu_nodes(8), ["--watch-history", "20", "--max-watch-seconds", "1"]),
+}
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
+        print(f"usage: {sys.argv[0]} {{{','.join(SCENARIOS)}}}", file=sys.stderr)
+        return 2
+    test, nodes, server_args = SCENARIOS[sys.argv[1]]
+    cluster = Cluster(nodes, *server_args)
+    try:
+        test(cluster)
+    except BaseException:
+        cluster.dump_logs()
+        raise
+    finally:
+        cluster.close()
+    print(f"{sys.argv[1]}: passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
