@@ -190,7 +190,25 @@ grep -q 'queue.scheduling.tessera.dev "research" deleted' <<<"$out" || fail "del
 out="$(k get queues 2>&1)"
 grep -q 'No resources found' <<<"$out" || fail "queues left: $out"
 
-# 8. Without the right token: 401.
+# 8. The deploy manifests and examples apply as shipped.
+out="$(k apply -f "$root/deploy/rbac.yaml" -f "$root/deploy/scheduler.yaml" 2>&1)" || fail "apply deploy: $out"
+for created in 'clusterrole.rbac.authorization.k8s.io/tessera-scheduler' 'deployment.apps/tessera-scheduler'; do
+  grep -q "$created" <<<"$out" || fail "apply deploy: no $created in: $out"
+done
+[[ "$(k get deployment tessera-scheduler -n tessera-system -o jsonpath='{.spec.replicas}')" == 2 ]] ||
+  fail "the Deployment should run two replicas"
+out="$(k apply -f "$root/deploy/examples/" 2>&1)" || fail "apply examples: $out"
+for created in 'queue.scheduling.tessera.dev/research' 'podgroup.scheduling.tessera.dev/' \
+               'poddisruptionbudget.policy/'; do
+  grep -q "$created" <<<"$out" || fail "apply examples: no $created in: $out"
+done
+# Re-applying what did not change patches nothing. (Bare pods are left out: as on a real server,
+# the tolerations admission adds make a re-applied pod an illegal update.)
+out="$(k apply -f "$root/deploy/rbac.yaml" -f "$root/deploy/scheduler.yaml" -f "$root/deploy/examples/queues.yaml" 2>&1)" ||
+  fail "re-apply: $out"
+grep -qv 'unchanged' <<<"$out" && fail "re-applying unchanged manifests should leave them unchanged: $out"
+
+# 9. Without the right token: 401.
 out="$("$KUBECTL" --token=wrong get nodes 2>&1)" && fail "wrong token accepted"
 grep -qi 'Unauthorized' <<<"$out" || fail "wrong token: $out"
 
