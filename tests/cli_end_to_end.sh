@@ -113,5 +113,22 @@ expect_error "--nodes" bench cycle --nodes 0
 expect_error "does not fit 2 nodes" bench reclaim --nodes 2 --gang-pods 3
 expect_error "blocker" bench reclaim --nodes 20 --gang-pods 2 --cycles 1 --json blocker/out.json
 
+# The Kubernetes commands: a small bind benchmark end to end, and bad input.
+"$TESSERA" bench bind --nodes 4 --pods 20 --repeat 1 --json bind.json > bind.txt 2>/dev/null || fail "bench bind: $(cat bind.txt)"
+python3 - bind.json <<'PY' || fail "bench bind JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "tessera.bench.bind/v1", d.get("schema")
+assert d["pods"] == 20 and d["median"]["pods_per_second"] > 0, d["median"]
+assert 0 < d["median"]["engine_share"] < 1, d["median"]
+PY
+expect_error "unknown policy 'nope'" bench bind --policy nope
+expect_error "kubeconfig: cannot read $work/missing.kubeconfig" scheduler --kubeconfig "$work/missing.kubeconfig"
+printf 'clusters: [\n' > bad.kubeconfig
+expect_error "kubeconfig $work/bad.kubeconfig: line 2" scheduler --kubeconfig "$work/bad.kubeconfig"
+expect_error "needs --retry-period < --renew-deadline < --lease-duration" scheduler --leader-elect --lease-duration 2 --renew-deadline 5
+expect_error "$work/missing.yaml" dev cluster --listen 127.0.0.1:0 --nodes "$work/missing.yaml"
+[[ ! -e tessera-dev.kubeconfig ]] || fail "dev cluster wrote a kubeconfig for a cluster it could not start"
+
 if ((failures)); then echo "$failures CLI check(s) failed"; exit 1; fi
 echo "CLI end to end: all checks passed"

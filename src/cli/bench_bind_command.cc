@@ -17,6 +17,8 @@
 #include "apiserver/dev_cluster.h"
 #include "kube/api_client.h"
 #include "kube/informer.h"
+#include "policy/policy_registry.h"
+#include "policy/workload_mix.h"
 
 namespace tessera {
 
@@ -164,6 +166,10 @@ Result<BindRun> run_once(const BindBenchOptions& options) {
 }
 
 int run_bind_bench(const BindBenchOptions& options) {
+  if (auto policy = make_policy(options.policy, WorkloadMix()); !policy) {
+    std::fputs(fmt::format("error: --policy: {}\n", policy.error().message).c_str(), stderr);
+    return 2;
+  }
   std::fputs(fmt::format("bench bind: {} nodes x 8 GPUs, {} pending pods of {} GPU(s), {} API workers, policy {}, "
                          "through the dev cluster's API server (HTTPS, bearer token) in this process\n",
                          options.nodes, options.pods, options.gpus_per_pod, options.api_workers, options.policy)
@@ -236,7 +242,7 @@ int run_bind_bench(const BindBenchOptions& options) {
     out.close();
     if (!out || std::rename(temporary.c_str(), options.json_path.c_str()) != 0) {
       std::fputs(fmt::format("error: cannot write {}\n", options.json_path).c_str(), stderr);
-      return 1;
+      return 2;
     }
   }
   return 0;
