@@ -132,24 +132,30 @@ def failover(cluster):
 
 
 def restart(cluster):
-    """A scheduler killed mid-way is restarted; it rebuilds from the API server and finishes."""
-    cluster.queue("team-a", 64)
+    """A scheduler killed in the middle of binding is restarted; it rebuilds from the API server,
+    finishes the half-bound work, and no GPU is given twice."""
+    cluster.queue("team-a", 240)
     cluster.namespace("ml")
-    first = cluster.start_scheduler("first")
-    for i in range(20):
+    for i in range(160):
         cluster.pod("ml", f"early-{i}", gpus=1, queue="team-a")
-    wait_for("some pods bound", lambda: len(cluster.bound("ml")) >= 20)
+    cluster.pod_group("ml", "gang", 8, "team-a")
+    for i in range(8):
+        cluster.pod("ml", f"gang-{i}", gpus=2, group="gang")
+    # One API worker: binding 168 pods takes a while, and the kill lands in the middle of it.
+    first = cluster.start_scheduler("first", "--api-workers", "1")
+    wait_for("the first binding",
+             lambda: cluster.core.list_namespaced_pod("ml", field_selector="spec.nodeName!=", limit=1).items,
+             interval=0.005)
     first.send_signal(signal.SIGKILL)
     first.wait()
+    bound_at_kill = len(cluster.bound("ml"))
+    assert bound_at_kill < 168, f"the scheduler finished ({bound_at_kill} bound) before it was killed"
     for i in range(40):
         cluster.pod("ml", f"late-{i}", gpus=1, queue="team-a")
-    cluster.pod_group("ml", "gang", 4, "team-a")
-    for i in range(4):
-        cluster.pod("ml", f"gang-{i}", gpus=2, group="gang")
     cluster.start_scheduler("second")
-    wait_for("every pod bound", lambda: len(cluster.bound("ml")) == 64, timeout=30)
+    wait_for("every pod bound", lambda: len(cluster.bound("ml")) == 208, timeout=60)
     use = node_gpu_use(cluster, ["ml"])
-    assert sum(use.values()) == 68 and all(gpus <= 8 for gpus in use.values()), use
+    assert sum(use.values()) == 216 and all(gpus <= 8 for gpus in use.values()), use
     devices = {}
     for pod in cluster.bound("ml").values():
         for device in pod.metadata.annotations["scheduling.tessera.dev/gpu-index"].split(","):
@@ -157,6 +163,7 @@ def restart(cluster):
             assert key not in devices, f"{pod.metadata.name} and {devices[key]} share GPU {key}"
             devices[key] = pod.metadata.name
     assert "failed" not in cluster.scheduler_log("second"), cluster.scheduler_log("second")
+    print(f"restart: killed with {bound_at_kill} of 168 pods bound; the restarted scheduler bound the rest")
 
 
 def watch_expiry(cluster):
@@ -182,7 +189,7 @@ SCENARIOS = {
     "reclaim": (reclaim, gpu_nodes(2), []),
     "pdb": (pdb, gpu_nodes(1), []),
     "failover": (failover, gpu_nodes(8), []),
-    "restart": (restart, gpu_nodes(10), []),
+    "restart": (restart, gpu_nodes(30), []),
     "watch-expiry": (watch_expiry, gpu_nodes(8), ["--watch-history", "20", "--max-watch-seconds", "1"]),
 }
 
