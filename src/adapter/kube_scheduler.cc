@@ -458,12 +458,11 @@ struct KubeScheduler::Impl {
     }
     sync_seconds = seconds_since(sync_start);
     log_line(fmt::format("caches synced in {:.2f} s", sync_seconds.load()));
-    std::atomic<bool> lost = false;
     if (options.leader_elect) {
       leader = std::make_unique<kube::LeaderElector>(client, options.election);
       log_line(fmt::format("waiting for the lease {}/{} as {}", options.election.lease_namespace,
                            options.election.lease_name, options.election.identity));
-      if (!leader->acquire(stop, [&] {
+      if (!leader->acquire(stop, [this] {
             lost = true;
             changed.notify_one();
           })) {
@@ -496,6 +495,8 @@ struct KubeScheduler::Impl {
       run_cycle_once();
       if (options.max_cycles >= 0 && cycle_count >= options.max_cycles) break;
     }
+    // A clean stop hands the lease over at once rather than after it expires.
+    if (leader && leader->is_leader()) leader->release();
     return 0;
   }
 
@@ -533,6 +534,8 @@ struct KubeScheduler::Impl {
   std::thread http_thread;
   int bound_port = 0;
   std::atomic<double> sync_seconds = 0;
+  // Set by the elector's renewal thread, which may outlive run().
+  std::atomic<bool> lost = false;
 };
 
 KubeScheduler::KubeScheduler(kube::ApiClient& client, SchedulerOptions options)

@@ -129,6 +129,18 @@ def failover(cluster):
     print(f"failover: leader killed to standby's first binding {took:.2f} s (lease duration {lease:g} s, "
           f"retry period {retry:g} s)")
     assert took < lease + 4, f"the standby took {took:.1f} s"
+    # A leader stopped cleanly (SIGTERM, as in a rolling update) releases the lease at once.
+    cluster.start_scheduler("replica-3", *args, "--identity", "replica-3")
+    wait_for("replica-3 synced", lambda: "caches synced" in cluster.scheduler_log("replica-3"))
+    second, _ = cluster.schedulers["replica-2"]
+    second.send_signal(signal.SIGTERM)
+    second.wait(timeout=10)
+    stopped = time.monotonic()
+    cluster.pod("ml", "after-release", gpus=1, queue="team-a")
+    wait_for("replica-3 binding", lambda: "after-release" in cluster.bound("ml"), timeout=lease + 30)
+    handed_over = time.monotonic() - stopped
+    print(f"failover: leader stopped cleanly to the standby's first binding {handed_over:.2f} s")
+    assert handed_over < min(lease, 2.0), f"a released lease took {handed_over:.1f} s to change hands"
 
 
 def restart(cluster):
