@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "adapter/gpu_model_selection.h"
 #include "adapter/object_translation.h"
+#include "kube/micro_time.h"
 
 namespace tessera::adapter {
 namespace {
@@ -945,12 +947,16 @@ TEST(AdapterTimeFormat, FormatsUtcTimestamps) {
   EXPECT_EQ(format_timestamp(1795255200.999), "2026-11-21T10:00:00Z");  // whole seconds, truncated
   EXPECT_EQ(format_timestamp(1709164800), "2024-02-29T00:00:00Z");
   EXPECT_EQ(format_timestamp(-1), "1969-12-31T23:59:59Z");
-  EXPECT_EQ(format_micro_timestamp(1795255200.25), "2026-11-21T10:00:00.250000Z");
-  EXPECT_EQ(format_micro_timestamp(1795255200.123456), "2026-11-21T10:00:00.123456Z");
-  EXPECT_EQ(format_micro_timestamp(0), "1970-01-01T00:00:00.000000Z");
-  for (double seconds : {0.0, 951868800.0, 1795255200.0, 4102444799.0}) {
-    EXPECT_DOUBLE_EQ(*parse_timestamp(format_timestamp(seconds)), seconds);
-    EXPECT_DOUBLE_EQ(*parse_timestamp(format_micro_timestamp(seconds + 0.5)), seconds + 0.5);
+  // MicroTime (Lease renewTime) is written by the API client; the adapter reads it back.
+  auto micro_time = [](int64_t micros) {
+    return kube::format_micro_time(std::chrono::system_clock::time_point(std::chrono::microseconds(micros)));
+  };
+  EXPECT_EQ(micro_time(1795255200'250000), "2026-11-21T10:00:00.250000Z");
+  EXPECT_EQ(micro_time(1795255200'123456), "2026-11-21T10:00:00.123456Z");
+  EXPECT_EQ(micro_time(0), "1970-01-01T00:00:00.000000Z");
+  for (int64_t seconds : {int64_t{0}, int64_t{951868800}, int64_t{1795255200}, int64_t{4102444799}}) {
+    EXPECT_DOUBLE_EQ(*parse_timestamp(format_timestamp(static_cast<double>(seconds))), static_cast<double>(seconds));
+    EXPECT_DOUBLE_EQ(*parse_timestamp(micro_time(seconds * 1'000'000 + 500'000)), static_cast<double>(seconds) + 0.5);
   }
 }
 

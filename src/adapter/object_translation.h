@@ -28,6 +28,8 @@ namespace tessera::adapter {
 Result<NodeSpec> node_from_object(const nlohmann::json& node, GpuModelCatalog& models);
 
 enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+// status.phase as a value: "" and "Pending" are pending, a name not in the API is unknown.
+PodPhase pod_phase_named(std::string_view phase);
 
 // What the adapter reads of one pod.
 struct PodInfo {
@@ -87,6 +89,5 @@ Result<double> parse_duration_seconds(std::string_view text);
 // seconds, and back (UTC, whole seconds, or microseconds for MicroTime).
 Result<double> parse_timestamp(std::string_view text);
 std::string format_timestamp(double unix_seconds);
-std::string format_micro_timestamp(double unix_seconds);
 
 }  // namespace tessera::adapter

@@ -41,11 +41,7 @@ Result<int64_t> parse_gpu_count(std::string_view text) {
 Result<PodPhase> pod_phase(const ObjectFields& fields) {
   auto phase = fields.string("status.phase");
   if (!phase) return phase.error();
-  if (phase->empty() || *phase == "Pending") return PodPhase::kPending;
-  if (*phase == "Running") return PodPhase::kRunning;
-  if (*phase == "Succeeded") return PodPhase::kSucceeded;
-  if (*phase == "Failed") return PodPhase::kFailed;
-  return PodPhase::kUnknown;
+  return pod_phase_named(*phase);
 }
 
 Result<Resources> pod_resources(const ObjectFields& fields) {
@@ -274,6 +270,14 @@ Result<PodInfo> pod_from_object(const nlohmann::json& pod, const GpuModelCatalog
     return requirements.error();
   }
   return info;
+}
+
+PodPhase pod_phase_named(std::string_view phase) {
+  if (phase.empty() || phase == "Pending") return PodPhase::kPending;
+  if (phase == "Running") return PodPhase::kRunning;
+  if (phase == "Succeeded") return PodPhase::kSucceeded;
+  if (phase == "Failed") return PodPhase::kFailed;
+  return PodPhase::kUnknown;
 }
 
 }  // namespace tessera::adapter

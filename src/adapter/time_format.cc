@@ -171,12 +171,12 @@ constexpr double kLastSecond = 253402300799.0;   // 9999-12-31T23:59:59Z
 
 int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0) ? 1 : 0); }
 
-std::string format_utc(int64_t seconds, std::string_view fraction) {
+std::string format_utc(int64_t seconds) {
   const int64_t days = floor_div(seconds, 86400);
   const int64_t second_of_day = seconds - days * 86400;
   const CivilDate date = civil_from_days(days);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{}Z", date.year, date.month, date.day, second_of_day / 3600,
-                     second_of_day / 60 % 60, second_of_day % 60, fraction);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", date.year, date.month, date.day, second_of_day / 3600,
+                     second_of_day / 60 % 60, second_of_day % 60);
 }
 
 double clamp_time(double unix_seconds) {
@@ -209,13 +209,7 @@ Result<double> parse_timestamp(std::string_view text) {
 }
 
 std::string format_timestamp(double unix_seconds) {
-  return format_utc(static_cast<int64_t>(std::floor(clamp_time(unix_seconds))), "");
-}
-
-std::string format_micro_timestamp(double unix_seconds) {
-  const auto micros = static_cast<int64_t>(std::llround(clamp_time(unix_seconds) * 1e6));
-  const int64_t seconds = floor_div(micros, 1'000'000);
-  return format_utc(seconds, fmt::format(".{:06}", micros - seconds * 1'000'000));
+  return format_utc(static_cast<int64_t>(std::floor(clamp_time(unix_seconds))));
 }
 
 }  // namespace tessera::adapter

@@ -133,13 +133,7 @@ class SnapshotBuilder {
   }
 
   void record_phase(const std::string& key, const json& pod) {
-    const std::string phase = pod.value("/status/phase"_json_pointer, std::string("Pending"));
-    PodPhase value = PodPhase::kPending;
-    if (phase == "Running") value = PodPhase::kRunning;
-    if (phase == "Succeeded") value = PodPhase::kSucceeded;
-    if (phase == "Failed") value = PodPhase::kFailed;
-    if (phase == "Unknown") value = PodPhase::kUnknown;
-    snapshot_.pod_phases[key] = value;
+    snapshot_.pod_phases[key] = pod_phase_named(pod.value("/status/phase"_json_pointer, std::string()));
     if (std::string group = label(pod, kPodGroupLabel); !group.empty()) {
       const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string("default"));
       snapshot_.pod_group_pods[ns + "/" + group].push_back(key);
