@@ -395,6 +395,18 @@ Resources requests_of(const json& pod) {
   return info.ok() ? info->spec.request : Resources{-1, -1};
 }
 
+TEST(AdapterPodTranslation, ActiveDeadlineIsTheTimeLimit) {
+  auto limited = pod_from_object(pod_with(json::object(), {{"activeDeadlineSeconds", 1200}}), kModels);
+  ASSERT_TRUE(limited.ok()) << limited.error().message;
+  EXPECT_DOUBLE_EQ(limited->active_deadline_seconds, 1200);
+  auto unlimited = pod_from_object(pod_with(json::object()), kModels);
+  ASSERT_TRUE(unlimited.ok());
+  EXPECT_DOUBLE_EQ(unlimited->active_deadline_seconds, 0);
+  auto wrong = pod_from_object(pod_with(json::object(), {{"activeDeadlineSeconds", "soon"}}), kModels);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message.find("spec.activeDeadlineSeconds"), std::string::npos) << wrong.error().message;
+}
+
 TEST(AdapterPodTranslation, ContainerLimitsStandInForMissingRequests) {
   EXPECT_EQ(requests_of(pod_with(json::parse(R"({"limits": {"cpu": "4", "memory": "16Gi"}})"))),
             (Resources{4000, 16 * kGiB}));

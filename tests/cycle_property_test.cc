@@ -160,10 +160,34 @@ void check_cycle(SchedulerWorld& world, const CycleResult& result, const CycleOp
   }
 }
 
+// Nodes reserved when the cycle began are used by allocate only for their holder (no workload
+// here has a time limit, so none may backfill).
+void check_reservations_held(SchedulerWorld& world, const CycleResult& result, const std::vector<Reservation>& before,
+                             int world_index, double now) {
+  std::map<NodeIndex, WorkloadId> holder_of;
+  for (const Reservation& reservation : before) {
+    for (NodeIndex node : reservation.nodes) holder_of[node] = reservation.workload;
+  }
+  for (const Start& start : result.started) {
+    if (start.action != Action::kAllocate) continue;
+    for (PodId pod : world.workloads()[start.workload].pods) {
+      const auto& binding = world.cluster().binding(pod);
+      if (!binding) continue;
+      auto holder = holder_of.find(binding->node);
+      ASSERT_TRUE(holder == holder_of.end() || holder->second == start.workload)
+          << "world " << world_index << " at t=" << now << ": " << world.workloads()[start.workload].spec.name
+          << " was placed on node " << binding->node << ", reserved for "
+          << world.workloads()[holder->second].spec.name;
+    }
+  }
+}
+
 TEST(CycleProperties, RandomWorldsKeepEverySafetyRule) {
   std::mt19937_64 random(20261121);
   CycleOptions options;
-  int evictions = 0, started = 0;
+  options.reservations.min_wait_seconds = 30;  // the worlds live 8 cycles of 15 s
+  options.reservations.min_gpus = 0;           // any waiting workload may reserve
+  int evictions = 0, started = 0, reservations = 0;
   for (int world_index = 0; world_index < 1500; ++world_index) {
     const int gpus_per_node = 1 << uniform(random, 1, 3);
     const int nodes = uniform(random, 1, 6);
@@ -184,9 +208,12 @@ TEST(CycleProperties, RandomWorldsKeepEverySafetyRule) {
       for (WorkloadId id : active) {
         if (world.running(id) && uniform(random, 0, 5) == 0) world.workloads().finish(id, world.cluster());
       }
-      CycleResult result = world.cycle(now);
+      const std::vector<Reservation> reserved_before = world.reservations();
+      CycleResult result = world.cycle(now, options);
       check_cycle(world, result, options, world_index, now);
+      check_reservations_held(world, result, reserved_before, world_index, now);
       if (::testing::Test::HasFatalFailure()) return;
+      reservations += result.reservations_made;
       evictions += static_cast<int>(result.evictions.size());
       started += static_cast<int>(result.started.size());
       now += 15;
@@ -195,6 +222,7 @@ TEST(CycleProperties, RandomWorldsKeepEverySafetyRule) {
   // The worlds exercise the eviction actions, not only allocate.
   EXPECT_GT(evictions, 500);
   EXPECT_GT(started, 5000);
+  EXPECT_GT(reservations, 100);
 }
 
 TEST(CycleProperties, AStarvedQueueIsServedWithinOneCycleWhenTheRoomIsReclaimable) {

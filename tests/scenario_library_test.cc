@@ -10,6 +10,7 @@
 
 #include "policy/fair_share.h"
 #include "sim/scenario_loader.h"
+#include "sim/timeline_replay.h"
 
 namespace tessera {
 namespace {
@@ -69,6 +70,25 @@ TEST(ScenarioLibrary, SusanJoeJemma) {
   EXPECT_EQ(scenario->cluster->gpu_capacity_milli(), 8000);
   EXPECT_EQ(scenario->workloads.front().queue, "susan");
   EXPECT_EQ(scenario->workloads.back().queue, "jemma");
+}
+
+TEST(ScenarioLibrary, GangBehindNotebooksStartsOnlyWithReservations) {
+  auto scenario = load_file(std::filesystem::path(TESSERA_SOURCE_DIR) / "scenarios" / "gang-behind-notebooks.yaml");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  // The gang (2 h of work) finishes last: its completion time is the longest.
+  auto gang_completion = [&](bool reservations) {
+    TimelineOptions options;
+    options.reservations.enabled = reservations;
+    auto result = run_timeline_policy(*scenario, "tessera", options);
+    EXPECT_TRUE(result.ok()) << result.error().message;
+    return result.ok() && result->cycle ? result->cycle->jct_seconds.max : -1.0;
+  };
+  // With a reservation the gang waits for 8 nodes to drain (the 1-hour notebooks on them end),
+  // not for the six-hour stream of notebooks to end.
+  const double reserved = gang_completion(true);
+  const double unreserved = gang_completion(false);
+  EXPECT_LT(reserved, 7200 + 2 * 3600) << "the gang should start within 2 hours of arriving";
+  EXPECT_GT(unreserved, 7200 + 4 * 3600) << "without reservations it waits for the stream to thin out";
 }
 
 // A temporary directory removed at the end of the test.

@@ -30,6 +30,7 @@ struct WorkloadShape {
   int min_member = -1;  // -1: all pods
   int priority = 0;
   bool preemptible = true;
+  double time_limit = 0;  // seconds; 0: none
 };
 
 class SchedulerWorld {
@@ -50,6 +51,7 @@ class SchedulerWorld {
     spec.priority = shape.priority;
     spec.preemptible = shape.preemptible;
     spec.min_member = shape.min_member < 0 ? shape.pods : shape.min_member;
+    spec.time_limit_seconds = shape.time_limit;
     for (int i = 0; i < shape.pods; ++i) {
       GpuRequest gpu = shape.portion_milli > 0
                            ? GpuRequest::portion(shape.portion_milli)
@@ -64,11 +66,16 @@ class SchedulerWorld {
     return workloads_.add(std::move(spec), queue_index.value_or(0), cluster_, at);
   }
 
+  // Runs a cycle, handing it the reservations the last one returned, as the simulator does.
   CycleResult cycle(double now, const CycleOptions& options = {}, std::span<const ResourceVector> recent_usage = {}) {
-    auto result = run_cycle({cluster_, placer_, workloads_, tree_, meter_, now, recent_usage}, options);
+    auto result = run_cycle({cluster_, placer_, workloads_, tree_, meter_, now, recent_usage, reservations_}, options);
     EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
-    return result.ok() ? std::move(*result) : CycleResult{};
+    if (!result.ok()) return CycleResult{};
+    reservations_ = result->reservations;
+    return std::move(*result);
   }
+  // The reservations in force after the last cycle.
+  const std::vector<Reservation>& reservations() const { return reservations_; }
 
   // GPUs the leaf queue's running pods hold.
   double gpus_of(const std::string& queue) const {
@@ -97,6 +104,7 @@ class SchedulerWorld {
   PlacementPolicyPtr policy_;
   Placer placer_;
   WorkloadSet workloads_;
+  std::vector<Reservation> reservations_;
 };
 
 }  // namespace tessera::testing

@@ -222,6 +222,37 @@ struct KubeScheduler::Impl {
     return it == observed.pods.end() ? "" : it->second->value("/metadata/uid"_json_pointer, std::string());
   }
 
+  // The remembered reservations in this snapshot's ids; those of workloads or nodes it no longer
+  // has are left out (the cycle drops any whose workload is not pending).
+  std::vector<Reservation> reservations_in(const Snapshot& snapshot) const {
+    std::map<std::string, WorkloadId> workload_ids;
+    for (size_t id = 0; id < snapshot.workload_keys.size(); ++id)
+      workload_ids[snapshot.workload_keys[id]] = static_cast<WorkloadId>(id);
+    std::map<std::string, NodeIndex> node_indices;
+    for (size_t node = 0; node < snapshot.node_names.size(); ++node)
+      node_indices[snapshot.node_names[node]] = static_cast<NodeIndex>(node);
+    std::vector<Reservation> reservations;
+    for (const auto& [key, kept] : memory.reservations) {
+      auto workload = workload_ids.find(key);
+      if (workload == workload_ids.end()) continue;
+      Reservation reservation{workload->second, {}, kept.since, kNeverDue};
+      for (const std::string& name : kept.nodes) {
+        if (auto node = node_indices.find(name); node != node_indices.end()) reservation.nodes.push_back(node->second);
+      }
+      if (reservation.nodes.size() == kept.nodes.size()) reservations.push_back(std::move(reservation));
+    }
+    return reservations;
+  }
+
+  void keep_reservations(const Snapshot& snapshot, const std::vector<Reservation>& reservations) {
+    memory.reservations.clear();
+    for (const Reservation& reservation : reservations) {
+      KeptReservation& kept = memory.reservations[snapshot.workload_keys[static_cast<size_t>(reservation.workload)]];
+      kept.since = reservation.since;
+      for (NodeIndex node : reservation.nodes) kept.nodes.push_back(snapshot.node_names[static_cast<size_t>(node)]);
+    }
+  }
+
   void run_cycle_once() {
     const double now = unix_now();
     cycle_started_at = now;
@@ -256,14 +287,17 @@ struct KubeScheduler::Impl {
     }
     Placer placer(**policy);
     const auto engine_start = Clock::now();
-    auto result = run_cycle({*snapshot->cluster, placer, snapshot->workloads, *snapshot->tree, *snapshot->meter, now},
-                            options.cycle);
+    const std::vector<Reservation> reservations = reservations_in(*snapshot);
+    auto result = run_cycle(
+        {*snapshot->cluster, placer, snapshot->workloads, *snapshot->tree, *snapshot->meter, now, {}, reservations},
+        options.cycle);
     cycle_timing.engine_seconds = seconds_since(engine_start);
     if (!result) {
       log_line(fmt::format("cycle failed: {}", result.error().message));
       cycle_started_at = 0;
       return;
     }
+    keep_reservations(*snapshot, result->reservations);
     const Decisions decisions = decide(*snapshot, before, *result);
     const auto bind_start = Clock::now();
     carry_out(decisions, observed, now);
@@ -284,6 +318,10 @@ struct KubeScheduler::Impl {
     std::vector<std::pair<std::map<std::string, std::string>, double>> pending;
     for (const auto& [reason, count] : pending_by_reason) pending.push_back({{{"reason", reason}}, count});
     metrics.set_gauge_family("tessera_pending_workloads", std::move(pending));
+    double reserved_nodes = 0;
+    for (const Reservation& reservation : result->reservations)
+      reserved_nodes += static_cast<double>(reservation.nodes.size());
+    metrics.set_gauge("tessera_reserved_nodes", reserved_nodes);
     {
       std::lock_guard lock(totals_mutex);
       totals.snapshot_seconds += cycle_timing.snapshot_seconds;

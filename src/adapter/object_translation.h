@@ -54,6 +54,8 @@ struct PodInfo {
   std::vector<int> gpu_indices;       // annotation gpu-index (bound Tessera pods)
   double created_at = 0;              // metadata.creationTimestamp, Unix seconds
   double started_at = 0;              // status.startTime, 0 when absent
+  // spec.activeDeadlineSeconds: the kubelet ends the pod this long after it starts; 0 when absent.
+  double active_deadline_seconds = 0;
 };
 
 // Reads a pod. Errors (a malformed annotation or quantity) name the pod and the field; the

@@ -247,6 +247,9 @@ Status read_requirements(const ObjectFields& fields, const Labels& annotations, 
   auto indices = gpu_indices(fields, annotations);
   if (!indices) return indices.error();
   info.gpu_indices = std::move(*indices);
+  auto deadline = fields.integer("spec.activeDeadlineSeconds");
+  if (!deadline) return deadline.error();
+  info.active_deadline_seconds = static_cast<double>(deadline->value_or(0));
   return Ok{};
 }
 

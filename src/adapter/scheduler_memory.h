@@ -1,8 +1,9 @@
 // What the adapter remembers between cycles beyond the API server's objects: bindings it made
 // that its caches have not yet seen, and room being made (victims evicted for a workload that
 // binds once they are gone). A restarted scheduler starts with none of it and loses nothing it
-// needs: an unseen binding is in the API server, and a workload whose room plan is lost is
-// pending again and finds the freed room in its next cycle.
+// needs: an unseen binding is in the API server, a workload whose room plan is lost is pending
+// again and finds the freed room in its next cycle, and one whose reservation is lost makes a
+// new one.
 #pragma once
 
 #include <map>
@@ -30,12 +31,21 @@ struct RoomPlan {
   double created_at = 0;
 };
 
+// Nodes held for a waiting workload while they drain (SPEC §4 step 2), by name.
+struct KeptReservation {
+  std::vector<std::string> nodes;
+  double since = 0;  // Unix seconds
+};
+
 struct SchedulerMemory {
   std::map<std::string, AssumedBinding> assumed;  // pod key -> binding not yet seen in the cache
   std::map<std::string, RoomPlan> plans;          // workload key -> room being made for it
   // Workload key -> until when no eviction is tried for it again, after one was refused (429):
   // a PodDisruptionBudget that forbids it now will likely forbid it in the next cycle too.
   std::map<std::string, double> evictions_refused_until;
+  // Workload key -> the nodes reserved for it, handed from one cycle to the next. A restarted
+  // scheduler reserves again, for the same workload, once its wait passes the threshold.
+  std::map<std::string, KeptReservation> reservations;
 };
 
 }  // namespace tessera::adapter

@@ -443,6 +443,15 @@ class SnapshotBuilder {
       preemptible = *pod_group->kind != WorkloadKind::kInteractive;
     }
     spec.preemptible = preemptible;
+    // A time limit the kubelet enforces: a workload all of whose pods have an active deadline
+    // ends by the longest of them, and may backfill reserved room it leaves in time.
+    double time_limit = 0;
+    bool every_pod_limited = true;
+    for (const ReadPod* pod : members) {
+      every_pod_limited = every_pod_limited && pod->info.active_deadline_seconds > 0;
+      time_limit = std::max(time_limit, pod->info.active_deadline_seconds);
+    }
+    spec.time_limit_seconds = every_pod_limited ? time_limit : 0;
     double submitted_at = pod_group ? pod_group->created_at : first.created_at;
     for (const ReadPod* pod : members) {
       PodSpec pod_spec = pod->info.spec;

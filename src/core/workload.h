@@ -25,6 +25,9 @@ struct WorkloadSpec {
   // The workload saves its progress this often (seconds of run time); an evicted workload
   // resumes from its last checkpoint. 0: no checkpoints, an evicted workload starts over.
   double checkpoint_interval_seconds = 0;
+  // The longest one run may last (seconds from its start); it is ended when it expires. 0: none.
+  // A workload with a limit may backfill room reserved for another that it would leave in time.
+  double time_limit_seconds = 0;
 };
 
 }  // namespace tessera

@@ -26,7 +26,7 @@ auto static_features(const NodeSpec& node, const std::set<std::string>& selector
 }  // namespace
 
 ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
-    : spec_(std::move(spec)), groups_(static_cast<int>(spec_->nodes.size())) {
+    : spec_(std::move(spec)), reservations_(spec_->nodes.size()), groups_(static_cast<int>(spec_->nodes.size())) {
   states_.reserve(spec_->nodes.size());
   for (const NodeSpec& node : spec_->nodes) {
     states_.push_back(NodeState::empty(node));
@@ -66,7 +66,11 @@ bool ClusterState::distinguishes_selector_of(const PodSpec& pod) const {
 
 NodeStateKey ClusterState::key_of(NodeIndex node) const {
   const NodeState& state = node_state(node);
-  NodeStateKey key{node_class_[static_cast<size_t>(node)], state.free.cpu_milli, state.free.memory_bytes, {}};
+  NodeStateKey key{node_class_[static_cast<size_t>(node)],
+                   state.free.cpu_milli,
+                   state.free.memory_bytes,
+                   {},
+                   reservations_[static_cast<size_t>(node)].holder};
   const auto& kinds = device_kind_[static_cast<size_t>(node)];
   key.devices.reserve(kinds.size());
   for (size_t device = 0; device < kinds.size(); ++device) {
@@ -93,6 +97,14 @@ void ClusterState::bind(PodId id, Binding binding) {
   NodeIndex node = binding.node;
   entry.binding = std::move(binding);
   regroup(node);
+}
+
+void ClusterState::reserve(NodeIndex node, NodeReservation reservation) {
+  NodeReservation& entry = reservations_[static_cast<size_t>(node)];
+  reserved_nodes_ += (reservation.holder >= 0 ? 1 : 0) - (entry.holder >= 0 ? 1 : 0);
+  const bool regroups = entry.holder != reservation.holder;
+  entry = reservation;
+  if (regroups) regroup(node);
 }
 
 Binding ClusterState::unbind(PodId id) {

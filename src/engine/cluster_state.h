@@ -2,6 +2,7 @@
 // where it is bound, and the node groups kept in step with both. A snapshot for one cycle.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -16,6 +17,27 @@
 #include "policy/placement_policy.h"
 
 namespace tessera {
+
+// A node held for one claimant (the scheduler's id of a workload waiting for room) while it
+// drains: placements that do not carry the claimant's pass may not use it, unless they end
+// before it is due (backfill). Reservations are state of the cycle, not of the node: the
+// scheduler sets them at the start of a cycle and clears them at its end.
+inline constexpr double kNeverDue = std::numeric_limits<double>::infinity();
+struct NodeReservation {
+  int32_t holder = -1;     // -1: not reserved
+  double due = kNeverDue;  // when the node is expected to be free (running pods' time limits)
+};
+
+// What a placement may use of reserved nodes: those of its own holder, and any other that is
+// due no sooner than the placement ends (a time-limited workload backfilling drained room).
+struct PlacementPass {
+  int32_t holder = -1;
+  double ends_by = kNeverDue;  // finite only for work with a time limit
+  bool admits(const NodeReservation& reservation) const {
+    return reservation.holder < 0 || reservation.holder == holder ||
+           (ends_by < kNeverDue && ends_by <= reservation.due);
+  }
+};
 
 struct ClusterTotals {
   int64_t gpu_capacity_milli = 0;
@@ -51,6 +73,11 @@ class ClusterState {
 
   const ClusterTotals& totals() const { return totals_; }
 
+  // Reserves the node for a holder, or releases it (holder -1).
+  void reserve(NodeIndex node, NodeReservation reservation);
+  const NodeReservation& reservation(NodeIndex node) const { return reservations_[static_cast<size_t>(node)]; }
+  bool has_reservations() const { return reserved_nodes_ > 0; }
+
   // A device's kind on its node (model and memory) and usage in one number: devices with equal
   // codes on nodes of one group are interchangeable.
   int32_t device_code(NodeIndex node, int device) const {
@@ -77,6 +104,8 @@ class ClusterState {
   std::set<std::string> selector_keys_;
   std::vector<std::vector<int16_t>> device_kind_;  // per node: ordinal of each device's (model, memory)
   std::vector<PodEntry> pods_;
+  std::vector<NodeReservation> reservations_;
+  int reserved_nodes_ = 0;
   NodeGroups groups_;
   ClusterTotals totals_;
 };

@@ -10,6 +10,7 @@ size_t NodeStateKeyHash::operator()(const NodeStateKey& key) const {
   mix(static_cast<uint64_t>(key.free_cpu_milli));
   mix(static_cast<uint64_t>(key.free_memory_bytes));
   for (int32_t device : key.devices) mix(static_cast<uint64_t>(device));
+  mix(static_cast<uint64_t>(key.reserved_for));
   return static_cast<size_t>(hash);
 }
 

@@ -46,12 +46,14 @@ Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementCh
   return binding;
 }
 
-std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why) {
+std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
+                                                 const PlacementPass& pass) {
   std::optional<PlacementChoice> best;
   NodeIndex best_node = -1;
   for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
     NodeView view = cluster.view(node);
-    Predicate predicate = check_node(view.spec, view.state, pod);
+    Predicate predicate =
+        pass.admits(cluster.reservation(node)) ? check_node(view.spec, view.state, pod) : Predicate::kReserved;
     if (predicate != Predicate::kFits) {
       if (why) ++why->nodes_by_predicate[static_cast<size_t>(predicate)];
       continue;
@@ -66,7 +68,8 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
   return make_binding(cluster.view(best_node), pod, *best);
 }
 
-std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why) {
+std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
+                                    const PlacementPass& pass) {
   // Bounded so long replays cannot grow it without limit; entries are cheap to recompute.
   constexpr size_t kMaxCachedVerdicts = size_t{1} << 22;
   constexpr size_t kMaxShapes = size_t{1} << 20;  // shape ids take the low 20 bits of a cache key
@@ -75,12 +78,20 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
     verdicts_.clear();
     shapes_ = PodShapes();
   }
-  if (!cluster.distinguishes_selector_of(pod)) return find_node_by_node(cluster, pod, why);
+  if (!cluster.distinguishes_selector_of(pod)) return find_node_by_node(cluster, pod, why, pass);
+  const bool reserved_nodes = cluster.has_reservations();
   const uint64_t shape = shapes_.intern(pod);
   const Verdict* best = nullptr;
   NodeIndex best_node = -1;
   cluster.groups().for_each([&](const NodeGroups::Group& group) {
     NodeIndex representative = *group.members.begin();
+    // The members of a group share their holder and so their due time; the verdict below
+    // depends only on their state, so it is cached whoever asks.
+    if (reserved_nodes && !pass.admits(cluster.reservation(representative))) {
+      if (why)
+        why->nodes_by_predicate[static_cast<size_t>(Predicate::kReserved)] += static_cast<int>(group.members.size());
+      return;
+    }
     auto [it, inserted] = verdicts_.try_emplace(group.uid << 20 | shape);
     Verdict& verdict = it->second;
     if (inserted) {
@@ -115,11 +126,12 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
   return make_binding(cluster.view(best_node), pod, choice);
 }
 
-bool Placer::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why) {
+bool Placer::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why,
+                        const PlacementPass& pass) {
   Statement::Checkpoint start = statement.checkpoint();
   for (size_t i = 0; i < pods.size(); ++i) {
     FailureSummary pod_failures;
-    std::optional<Binding> binding = find(statement.cluster(), statement.cluster().pod(pods[i]), &pod_failures);
+    std::optional<Binding> binding = find(statement.cluster(), statement.cluster().pod(pods[i]), &pod_failures, pass);
     if (!binding) {
       if (why) {
         *why = pod_failures;

@@ -33,17 +33,21 @@ class Placer {
  public:
   explicit Placer(PlacementPolicy& policy) : policy_(policy) {}
 
-  // The best feasible binding for the pod in the cluster as it is, or nullopt.
-  std::optional<Binding> find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why = nullptr);
+  // The best feasible binding for the pod in the cluster as it is, or nullopt. Reserved nodes
+  // count only where the pass admits them.
+  std::optional<Binding> find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why = nullptr,
+                              const PlacementPass& pass = {});
 
   // Places every pod of a gang in the statement, or none: on failure the statement is rolled
   // back to where it was and false is returned.
-  bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr);
+  bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr,
+                  const PlacementPass& pass = {});
 
  private:
   // For a pod whose selector names a label the cluster does not group nodes by (a pod that was
   // never added to it): every node checked and scored on its own, nothing cached.
-  std::optional<Binding> find_node_by_node(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why);
+  std::optional<Binding> find_node_by_node(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
+                                           const PlacementPass& pass);
 
   struct Verdict {
     Predicate predicate = Predicate::kFits;

@@ -22,6 +22,8 @@ std::string_view predicate_name(Predicate predicate) {
       return "InsufficientWholeGpus";
     case Predicate::kGpuFraction:
       return "InsufficientGpuFraction";
+    case Predicate::kReserved:
+      return "Reserved";
   }
   return "Unknown";
 }
@@ -46,6 +48,8 @@ std::string_view predicate_phrase(Predicate predicate) {
       return "not enough idle GPUs";
     case Predicate::kGpuFraction:
       return "no GPU with enough free portion or memory";
+    case Predicate::kReserved:
+      return "reserved for a waiting workload";
   }
   return "unknown";
 }

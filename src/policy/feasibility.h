@@ -20,8 +20,9 @@ enum class Predicate : uint8_t {
   kMemory,         // not enough free memory
   kWholeGpus,      // fewer idle devices than whole GPUs requested
   kGpuFraction,    // no single device with enough free portion or memory
+  kReserved,       // held for a waiting workload (checked by the placer, not here)
 };
-inline constexpr int kPredicateCount = 9;
+inline constexpr int kPredicateCount = 10;
 
 std::string_view predicate_name(Predicate predicate);
 // A phrase for "N nodes: <phrase>" explanations.

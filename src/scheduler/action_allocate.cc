@@ -13,14 +13,15 @@ namespace {
 
 // Places the workload's unbound elastic extras in the statement, one pod at a time, as long as
 // each fits its queue's limits and some node.
-void place_extras(CycleContext& context, Statement& statement, const Workload& workload,
-                  const std::vector<ResourceId>& keys) {
+void place_extras(CycleContext& context, Statement& statement, WorkloadId id, const std::vector<ResourceId>& keys) {
+  const Workload& workload = context.workloads()[id];
+  const PlacementPass pass = context.pass_for(id);
   for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
     const PodId pod = workload.pods[position];
     if (context.cluster().binding(pod)) continue;
     const ResourceVector request = context.meter().pending(context.cluster().pod(pod));
     if (context.ledger().check_allocation(workload.queue, request, workload.spec.preemptible, keys)) return;
-    if (!context.place_gang(statement, std::span<const PodId>(&pod, 1))) return;
+    if (!context.place_gang(statement, std::span<const PodId>(&pod, 1), nullptr, pass)) return;
   }
 }
 
@@ -35,7 +36,7 @@ void grow_elastic_workloads(CycleContext& context) {
   QueuePicker picker(context, elastic);
   for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
     Statement statement(context.cluster());
-    place_extras(context, statement, workloads[id], context.key_resources(id));
+    place_extras(context, statement, id, context.key_resources(id));
     if (!statement.operations().empty()) context.commit(statement, Action::kAllocate, -1);
   }
 }
@@ -63,19 +64,21 @@ void allocate(CycleContext& context) {
       context.reason(id) = std::move(reason);
       continue;
     }
-    if (auto known = failed_shapes.find(workload.gang_shape); known != failed_shapes.end()) {
+    // A workload that may use reserved nodes can fit where an equal one did not.
+    const bool plain = context.plain_pass(id);
+    if (auto known = failed_shapes.find(workload.gang_shape); plain && known != failed_shapes.end()) {
       context.reason(id) = known->second;
       continue;
     }
     Statement statement(context.cluster());
     PendingReason reason;
     reason.gang_size = workload.min_member();
-    if (!context.place_gang(statement, workload.gang(), &reason.nodes)) {
-      failed_shapes.emplace(workload.gang_shape, reason);
+    if (!context.place_gang(statement, workload.gang(), &reason.nodes, context.pass_for(id))) {
+      if (plain) failed_shapes.emplace(workload.gang_shape, reason);
       context.reason(id) = std::move(reason);
       continue;
     }
-    place_extras(context, statement, workload, keys);
+    place_extras(context, statement, id, keys);
     context.commit(statement, Action::kAllocate, id);
     context.reason(id).reset();
   }

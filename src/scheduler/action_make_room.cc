@@ -44,7 +44,9 @@ void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Genera
   for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
     if (!context.still_pending(id)) continue;
     const Key key = key_of(id);
-    if (auto known = failures.find(key); known != failures.end() && known->second.generation == generation()) {
+    // A workload that may use reserved nodes can succeed where an equal one failed.
+    const bool plain = context.plain_pass(id);
+    if (auto known = failures.find(key); plain && known != failures.end() && known->second.generation == generation()) {
       const PendingReason& failed = *context.reason(known->second.workload);
       PendingReason& reason = *context.reason(id);
       reason.reclaim_blocked = failed.reclaim_blocked;
@@ -54,7 +56,7 @@ void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Genera
       continue;
     }
     ++stats.attempts;
-    if (!attempt(id)) failures[key] = {generation(), id};
+    if (!attempt(id) && plain) failures[key] = {generation(), id};
   }
 }
 

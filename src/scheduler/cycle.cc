@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "scheduler/actions.h"
@@ -43,6 +44,32 @@ bool exceeds_a_limit(const QueueTree& tree, const ResourceMeter& meter, const Cl
     }
   }
   return false;
+}
+
+// The reservations handed in that still stand for a pending workload, each node reserved once.
+std::vector<Reservation> valid_reservations(const CycleInputs& inputs) {
+  std::vector<Reservation> valid;
+  std::vector<char> taken(static_cast<size_t>(inputs.cluster.node_count()), 0);
+  for (const Reservation& reservation : inputs.reservations) {
+    const WorkloadId id = reservation.workload;
+    if (id < 0 || static_cast<size_t>(id) >= inputs.workloads.size() || inputs.workloads[id].finished ||
+        inputs.workloads[id].pods.empty() || !inputs.workloads.is_pending(id, inputs.cluster))
+      continue;
+    if (reservation.nodes.empty() ||
+        std::any_of(valid.begin(), valid.end(), [id](const Reservation& other) { return other.workload == id; }))
+      continue;
+    std::vector<char> marked = taken;
+    bool nodes_valid = true;
+    for (NodeIndex node : reservation.nodes) {
+      nodes_valid =
+          nodes_valid && node >= 0 && node < inputs.cluster.node_count() && !marked[static_cast<size_t>(node)];
+      if (nodes_valid) marked[static_cast<size_t>(node)] = 1;
+    }
+    if (!nodes_valid) continue;
+    taken = std::move(marked);
+    valid.push_back(reservation);
+  }
+  return valid;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -115,17 +142,28 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
 
   CycleContext context(inputs, options, std::move(*shares), std::move(loads), std::move(non_preemptible));
   context.result().fair_share_seconds = fair_share_seconds;
+  context.set_reservations(valid_reservations(inputs));
   auto timed = [&](Action action, void (*run)(CycleContext&)) {
     const auto start = std::chrono::steady_clock::now();
     run(context);
     context.result().actions[static_cast<int>(action)].seconds = seconds_since(start);
   };
   timed(Action::kAllocate, allocate);
+  const auto reserve_start = std::chrono::steady_clock::now();
+  reserve(context);
+  context.result().reserve_seconds = seconds_since(reserve_start);
   if (options.consolidate) timed(Action::kConsolidate, consolidate);
   if (options.reclaim) timed(Action::kReclaim, reclaim);
   if (options.preempt) timed(Action::kPreempt, preempt);
   context.finish_result();
+  // A holder that started after the reserve step needs its nodes no more. The marks are state of
+  // this cycle: the caller hands the reservations to the next one.
+  std::vector<Reservation> reservations = context.reservations();
+  std::erase_if(reservations,
+                [&](const Reservation& reservation) { return !context.still_pending(reservation.workload); });
+  context.set_reservations({});
   CycleResult result = std::move(context.result());
+  result.reservations = std::move(reservations);
   result.shares = context.shares();
   result.total_seconds = seconds_since(cycle_start);
   return result;

@@ -22,8 +22,23 @@ enum class Action : uint8_t { kAllocate, kConsolidate, kReclaim, kPreempt };
 inline constexpr int kActionCount = 4;
 std::string_view action_name(Action action);  // "allocate", "consolidate", "reclaim", "preempt"
 
+// SPEC §4 step 2: a workload that waited long for room reserves nodes, which then drain for it.
+struct ReservationOptions {
+  bool enabled = true;
+  // A workload pending this long for want of room (not of quota) may reserve nodes, if its
+  // queue holds no more than its fair share (with the gangs of its other reservations).
+  double min_wait_seconds = 300;
+  // Only large workloads reserve: a gang asking for at least this many GPUs (a node's worth on
+  // most GPU servers). Small ones find room as work ends; a node held for each would idle it.
+  double min_gpus = 8;
+  // At most this share of the cluster's nodes is reserved at any time, except by the first
+  // reservation (a gang larger than the cap could never reserve otherwise).
+  double max_reserved_node_fraction = 0.1;
+};
+
 struct CycleOptions {
   FairShareOptions fair_share;
+  ReservationOptions reservations;
   bool consolidate = true;
   bool reclaim = true;
   bool preempt = true;
@@ -60,6 +75,17 @@ struct ActionStats {
   int evictions = 0;  // Eviction records (whole workloads or extras)
 };
 
+// Nodes held for a pending workload while they drain (SPEC §4 step 2). Other work may not be
+// placed there, except work with a time limit that ends before the reservation is due. The
+// caller keeps the reservations a cycle returns and hands them to the next cycle.
+struct Reservation {
+  WorkloadId workload = -1;
+  std::vector<NodeIndex> nodes;
+  double since = 0;        // when it was made
+  double due = kNeverDue;  // when its nodes are expected free: the latest end, by time limit, of what
+                           // runs there; kNeverDue when something there has no time limit
+};
+
 struct CycleResult {
   std::vector<Operation> operations;  // every committed eviction and allocation, in order
   std::vector<Start> started;         // workloads whose gang started this cycle
@@ -69,7 +95,11 @@ struct CycleResult {
   FairShares shares;
   std::vector<QueueLoad> loads;                 // per queue: demand and allocation at the start
   std::vector<ResourceVector> allocated_after;  // per queue (inner ones summed): at the end
+  // In force after the cycle (pass them to the next); `reservations_made` of them are new.
+  std::vector<Reservation> reservations;
+  int reservations_made = 0;
   double fair_share_seconds = 0;
+  double reserve_seconds = 0;
   ActionStats actions[kActionCount];
   double total_seconds = 0;
 };
@@ -85,6 +115,9 @@ struct CycleInputs {
   double now = 0;
   // Per queue, per resource: decayed past allocation for time-based fairness; empty: none.
   std::span<const ResourceVector> recent_usage = {};
+  // The reservations the previous cycle returned. Those whose workload is no longer pending,
+  // and nodes out of range or reserved twice, are dropped.
+  std::span<const Reservation> reservations = {};
 };
 
 // Runs one cycle and applies its decisions to the cluster state. Fails only on inconsistent

@@ -20,7 +20,8 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       reasons_(inputs.workloads.size()),
       gang_requests_(inputs.workloads.size()),
       gang_request_known_(inputs.workloads.size(), false),
-      waiting_(inputs.workloads.size(), 0) {
+      waiting_(inputs.workloads.size(), 0),
+      reservation_of_(inputs.workloads.size(), -1) {
   result_.loads = std::move(loads);
   const ClusterState& cluster = inputs.cluster;
   for (WorkloadId id : inputs.workloads.active()) {
@@ -81,9 +82,33 @@ void CycleContext::rollback(Statement& statement, Statement::Checkpoint checkpoi
   statement.rollback(checkpoint);
 }
 
-bool CycleContext::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why) {
+PlacementPass CycleContext::pass_for(WorkloadId workload) const {
+  const double limit = inputs_.workloads[workload].spec.time_limit_seconds;
+  return {workload, limit > 0 ? now() + limit : kNeverDue};
+}
+
+bool CycleContext::plain_pass(WorkloadId workload) const {
+  return !inputs_.cluster.has_reservations() ||
+         (reservation_of(workload) < 0 && inputs_.workloads[workload].spec.time_limit_seconds <= 0);
+}
+
+void CycleContext::set_reservations(std::vector<Reservation> reservations) {
+  for (const Reservation& reservation : reservations_) {
+    reservation_of_[static_cast<size_t>(reservation.workload)] = -1;
+    for (NodeIndex node : reservation.nodes) cluster().reserve(node, {});
+  }
+  reservations_ = std::move(reservations);
+  for (size_t index = 0; index < reservations_.size(); ++index) {
+    const Reservation& reservation = reservations_[index];
+    reservation_of_[static_cast<size_t>(reservation.workload)] = static_cast<int32_t>(index);
+    for (NodeIndex node : reservation.nodes) cluster().reserve(node, {reservation.workload, reservation.due});
+  }
+}
+
+bool CycleContext::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why,
+                              const PlacementPass& pass) {
   const Statement::Checkpoint start = statement.checkpoint();
-  if (!placer().place_gang(statement, pods, why)) return false;  // the placer rolled itself back
+  if (!placer().place_gang(statement, pods, why, pass)) return false;  // the placer rolled itself back
   const auto& operations = statement.operations();
   for (size_t i = start; i < operations.size(); ++i) post(operations[i].pod, operations[i].binding, true);
   return true;

@@ -55,8 +55,23 @@ class CycleContext {
   // Rolls back to the checkpoint, ledger included.
   void rollback(Statement& statement, Statement::Checkpoint checkpoint);
 
-  // Places the pods as a gang through the placer, keeping the ledger in step.
-  bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr);
+  // Places the pods as a gang through the placer, keeping the ledger in step. `pass`: the
+  // reserved nodes the placement may use (pass_for the pods' workload).
+  bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr,
+                  const PlacementPass& pass = {});
+
+  // What a workload's pods may use of reserved nodes: its own, and as backfill those due no
+  // sooner than it would end by its time limit.
+  PlacementPass pass_for(WorkloadId workload) const;
+  // Whether the workload's pass admits no more than anyone's: failure memos that let equal
+  // workloads share a verdict hold only between such workloads.
+  bool plain_pass(WorkloadId workload) const;
+
+  // The reservations in force (SPEC §4 step 2), and the one a workload holds (-1: none).
+  std::vector<Reservation>& reservations() { return reservations_; }
+  int32_t reservation_of(WorkloadId workload) const { return reservation_of_[static_cast<size_t>(workload)]; }
+  // Sets the reservations in force and marks their nodes in the cluster (releasing the old ones).
+  void set_reservations(std::vector<Reservation> reservations);
 
   // Commits the statement and records what it did: the workloads that started (and the action
   // that made room), the units evicted (moved when re-placed), the operations.
@@ -89,6 +104,8 @@ class CycleContext {
   std::vector<ResourceVector> gang_requests_;  // per workload, computed on first use
   std::vector<bool> gang_request_known_;
   std::vector<char> waiting_;  // per workload: pending at the start and not placed since
+  std::vector<Reservation> reservations_;
+  std::vector<int32_t> reservation_of_;  // per workload: index in reservations_, or -1
   uint64_t generation_ = 0;
   uint64_t freed_generation_ = 0;
 };

@@ -150,7 +150,7 @@ constexpr int kCandidateNodes = 100;
 class RoomSearch {
  public:
   RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request)
-      : context_(context), victims_(victims), request_(request) {}
+      : context_(context), victims_(victims), request_(request), pass_(context.pass_for(request.pending)) {}
 
   bool run() {
     ClusterState& cluster = context_.cluster();
@@ -165,7 +165,7 @@ class RoomSearch {
     bool evicted_since_refresh = false;  // the caller refreshed before calling
     for (PodId pod : pending.gang()) {
       const PodSpec& spec = cluster.pod(pod);
-      if (auto binding = context_.placer().find(cluster, spec)) {
+      if (auto binding = context_.placer().find(cluster, spec, nullptr, pass_)) {
         context_.allocate(statement, pod, std::move(*binding));
         continue;
       }
@@ -186,7 +186,7 @@ class RoomSearch {
         evicted.push_back(std::move(record));
         evicted_since_refresh = true;
       }
-      auto binding = context_.placer().find(cluster, spec);
+      auto binding = context_.placer().find(cluster, spec, nullptr, pass_);
       if (!binding) return give_up(statement);
       context_.allocate(statement, pod, std::move(*binding));
     }
@@ -217,7 +217,9 @@ class RoomSearch {
       }
       if (!restored) {
         context_.rollback(statement, checkpoint);
-        if (request_.move_victims && !context_.place_gang(statement, unplaced)) return give_up(statement);
+        if (request_.move_victims &&
+            !context_.place_gang(statement, unplaced, nullptr, context_.pass_for(record.unit->unit.workload)))
+          return give_up(statement);
       }
     }
     const size_t first_eviction = context_.result().evictions.size();
@@ -314,7 +316,7 @@ class RoomSearch {
         if (reachable < need && reachable + cluster.node_state(node).gpu_free_total() < need) continue;
       }
       const auto& units = victims_.on_node(node);
-      if (units.empty()) continue;
+      if (units.empty() || !pass_.admits(cluster.reservation(node))) continue;
       const NodeSpec& spec = cluster.node_spec(node);
       if (spec.gpu_count() < whole_gpus || check_static(spec, pod) != Predicate::kFits) continue;
       scratch_ = cluster.node_state(node);
@@ -383,6 +385,7 @@ class RoomSearch {
   CycleContext& context_;
   VictimIndex& victims_;
   const RoomRequest& request_;
+  const PlacementPass pass_;  // the reserved nodes the pending workload may use
   NodeState scratch_;
   std::vector<PodId> released_;
   std::vector<WorkloadId> touched_;

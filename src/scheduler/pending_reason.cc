@@ -53,11 +53,24 @@ std::string describe(const PendingReason& reason, const QueueTree& tree) {
                          ? fmt::format("pod {} of a gang of {} fits on no node ({})", reason.nodes.failed_pod_index + 1,
                                        reason.gang_size, reason.nodes.describe())
                          : fmt::format("fits on no node ({})", reason.nodes.describe());
+  if (reason.reserved_nodes > 0) {
+    text += fmt::format("; {} node{} reserved for it drain{} (held for {:.0f} s)", reason.reserved_nodes,
+                        reason.reserved_nodes == 1 ? "" : "s", reason.reserved_nodes == 1 ? "s" : "",
+                        reason.reserved_seconds);
+  }
   if (reason.reclaim_blocked) {
     const auto& excess = *reason.reclaim_blocked;
-    text += fmt::format("; no reclaim: queue '{}' holds {}, and this workload would take it past its fair share of {}",
-                        tree.spec(excess.queue).name, amount(excess.resource, excess.held),
-                        amount(excess.resource, excess.fair_share));
+    if (excess.held + 1e-6 >= excess.fair_share) {
+      text += fmt::format("; no reclaim: queue '{}' holds {}, at or above its fair share of {}",
+                          tree.spec(excess.queue).name, amount(excess.resource, excess.held),
+                          amount(excess.resource, excess.fair_share));
+    } else {
+      text += fmt::format(
+          "; no reclaim: queue '{}' holds {} of its fair share of {}, and this workload's {} would leave it further "
+          "above that share than it is below it now",
+          tree.spec(excess.queue).name, amount(excess.resource, excess.held),
+          amount(excess.resource, excess.fair_share), amount(excess.resource, excess.requested));
+    }
   } else if (reason.reclaim_tried) {
     text += "; reclaim found no victims that free enough room without pushing their queues below fair share";
   }

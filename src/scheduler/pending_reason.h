@@ -34,6 +34,9 @@ struct PendingReason {
   bool consolidation_tried = false;
   bool reclaim_tried = false;
   bool preemption_tried = false;
+  // kUnschedulable: the nodes it holds in reservation while they drain (0: none), and for how long.
+  int reserved_nodes = 0;
+  double reserved_seconds = 0;
   // kEvicted: the action that evicted it and the workload it made room for.
   std::string evicted_by;
   std::string evicted_for;

@@ -85,11 +85,20 @@ std::optional<QueueLedger::FairShareExcess> QueueLedger::reclaim_blocked(
     QueueIndex leaf, const ResourceVector& request, std::span<const ResourceId> key_resources) const {
   for (ResourceId r : key_resources) {
     const double fair = shares_.share(leaf, r);
-    if (allocated_[leaf][r] + resource_at(request, r) > fair + kSlack) {
-      return FairShareExcess{leaf, r, allocated_[leaf][r], fair};
+    if (allocated_[leaf][r] + resource_at(request, r) / 2 > fair + kSlack) {
+      return FairShareExcess{leaf, r, allocated_[leaf][r], fair, resource_at(request, r)};
     }
   }
   return std::nullopt;
+}
+
+bool QueueLedger::within_fair_share(QueueIndex leaf, std::span<const ResourceVector> promised,
+                                    std::span<const ResourceId> key_resources) const {
+  for (ResourceId r : key_resources) {
+    const double set_aside = leaf < promised.size() ? resource_at(promised[leaf], r) : 0.0;
+    if (allocated_[leaf][r] + set_aside > shares_.share(leaf, r) + kSlack) return false;
+  }
+  return true;
 }
 
 bool QueueLedger::is_ancestor_or_self(QueueIndex ancestor, QueueIndex queue) const {
@@ -117,7 +126,7 @@ void QueueLedger::loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector
     for (QueueIndex queue = tree_.parent(reclaimer_leaf);
          queue != QueueTree::kNoParent && !is_ancestor_or_self(queue, leaf); queue = tree_.parent(queue)) {
       for (ResourceId r : key_resources) {
-        if (before[queue][r] + resource_at(request, r) > shares_.share(queue, r) + kSlack) {
+        if (before[queue][r] + resource_at(request, r) / 2 > shares_.share(queue, r) + kSlack) {
           for (size_t k = 0; k < keys; ++k) entry[k] = -std::numeric_limits<double>::infinity();
         }
       }

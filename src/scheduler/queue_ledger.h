@@ -51,25 +51,36 @@ class QueueLedger {
   std::optional<QuotaBlock> check_allocation(QueueIndex leaf, const ResourceVector& request, bool preemptible,
                                              std::span<const ResourceId> key_resources) const;
 
-  // Whether the leaf queue may reclaim for the request: holding it would keep every key resource
-  // within the leaf's fair share. When not, says by how much. (Its ancestors are checked per
-  // victim, by may_lose: resources moved between two projects of one department do not change
-  // what the department holds.)
+  // Whether the leaf queue may reclaim for the request: it holds less than its fair share of
+  // every key resource, and holding the request would leave it no further above that share than
+  // it is below now (held + request / 2 within the share) — a queue 6 GPUs short with 8-GPU jobs
+  // may take one, one 2 GPUs short may not. When not, says which term. (Its ancestors are
+  // checked per victim, by loss_allowance: resources moved between two projects of one
+  // department do not change what the department holds.)
   struct FairShareExcess {
     QueueIndex queue;
     ResourceId resource;
     double held;
     double fair_share;
+    double requested = 0;
   };
   std::optional<FairShareExcess> reclaim_blocked(QueueIndex leaf, const ResourceVector& request,
                                                  std::span<const ResourceId> key_resources) const;
+
+  // Whether the leaf queue, counting what `promised` (per queue; may be empty) already sets aside
+  // for it, holds no more than its fair share of each key resource: only then may it reserve
+  // nodes, so that a queue borrowing over its share never holds room back from the others. As
+  // for reclaim, the ancestors are not asked: a project under its share in a department above
+  // it is owed by its siblings.
+  bool within_fair_share(QueueIndex leaf, std::span<const ResourceVector> promised,
+                         std::span<const ResourceId> key_resources) const;
 
   // How much of each key resource each leaf may lose to a reclaim of `request` by
   // `reclaimer_leaf`, into `allowance` (leaf-major: allowance[leaf * keys + k]). Below the nearest
   // common ancestor of the two leaves, every queue on the victim's side must keep each key
   // resource at or above its fair share, and every queue on the reclaimer's side above its leaf
-  // must stay within its fair share with the request added to what it held when the reclaim
-  // began (`before`, a copy of allocated() taken then); a leaf on which that fails may lose
+  // must stay as near its fair share with the request added (half of it within the share) as
+  // it was when the reclaim began (`before`, a copy of allocated() taken then); a leaf on which that fails may lose
   // nothing (-infinity). One table per attempt turns each victim check into a comparison.
   void loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector& request,
                       const std::vector<ResourceVector>& before, std::span<const ResourceId> key_resources,

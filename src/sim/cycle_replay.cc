@@ -195,6 +195,7 @@ class CycleReplay {
       reclaim_min_[queue] = reclaim_min_runtime(tree, queue);
     }
     for (int a = 0; a < kActionCount; ++a) churn_[a].action = std::string(action_name(static_cast<Action>(a)));
+    cycle_options_.reservations = options.reservations;
   }
 
   Result<TimelinePolicyResult> run(std::string_view policy_name) {
@@ -346,8 +347,11 @@ class CycleReplay {
       tracked.first_start = now;
       waits_[workloads_[id].queue].push_back(now - tracked.arrival);
     }
-    const double duration = scenario_.workloads[tracked.spec].duration_seconds;
-    if (duration >= 0) completions_.push({now + std::max(0.0, duration - tracked.progress), id, tracked.generation});
+    // A run ends when the work is done or its time limit expires, whichever comes first.
+    const WorkloadSpec& spec = scenario_.workloads[tracked.spec];
+    double run_for = spec.duration_seconds >= 0 ? std::max(0.0, spec.duration_seconds - tracked.progress) : kInfinity;
+    if (spec.time_limit_seconds > 0) run_for = std::min(run_for, spec.time_limit_seconds);
+    if (std::isfinite(run_for)) completions_.push({now + run_for, id, tracked.generation});
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -379,6 +383,8 @@ class CycleReplay {
       if (fair_share_[queue] > 0) account.gap_integral += std::fabs(allocated[queue] - fair_share_[queue]) * dt;
     }
     gpu_pct_integral_ += gpu_allocated_pct() * dt;
+    for (const Reservation& reservation : reservations_)
+      reserved_node_seconds_ += static_cast<double>(reservation.nodes.size()) * dt;
     last_time_ = time;
   }
 
@@ -423,6 +429,7 @@ class CycleReplay {
 
     const auto wall_start = Clock::now();
     CycleInputs inputs{cluster_, placer_, workloads_, tree_, meter_, now};
+    inputs.reservations = reservations_;
     if (options_.usage_penalty > 0) {
       // What each queue held since the last cycle fades into its remembered use.
       recent_usage_.resize(tree_.size());
@@ -469,7 +476,11 @@ class CycleReplay {
     }
     if (options_.usage_penalty > 0) held_since_last_cycle_ = result->allocated_after;
     last_pending_ = std::move(result->pending);  // the reasons reported at the end
-    return !result->operations.empty();
+    reservations_made_ += result->reservations_made;
+    // A new reservation changes what the next cycle may place where.
+    const bool reserved = result->reservations_made > 0 || result->reservations.size() != reservations_.size();
+    reservations_ = std::move(result->reservations);
+    return !result->operations.empty() || reserved;
   }
 
   void account_evictions(const CycleResult& result, double now, std::vector<std::string>& violations) {
@@ -673,8 +684,15 @@ class CycleReplay {
     if (!completions_.empty()) wake = std::min(wake, completions_.top().time);
     const bool any_pending = std::any_of(pending_.begin(), pending_.end(), [](int64_t count) { return count > 0; });
     if (any_pending) {
+      const ReservationOptions& reservations = cycle_options_.reservations;
       for (WorkloadId id : workloads_.active()) {
-        if (!tracked_[static_cast<size_t>(id)].running) continue;
+        if (!tracked_[static_cast<size_t>(id)].running) {
+          // A pending workload may reserve nodes once it has waited long enough.
+          const double eligible = workloads_[id].submitted_at + reservations.min_wait_seconds;
+          if (reservations.enabled && eligible >= now - kTimeSlack)
+            wake = std::min(wake, std::max(eligible, now + interval_));
+          continue;
+        }
         const Workload& workload = workloads_[id];
         for (double protection : {preempt_min_[workload.queue], reclaim_min_[workload.queue]}) {
           const double expiry = workload.started_at + protection;
@@ -710,6 +728,8 @@ class CycleReplay {
     cycle.end_reason = std::move(end_reason);
     cycle.cycles = arrivals_ > 0 ? static_cast<int64_t>(std::floor(span / interval_ + 1e-9)) + 1 : 0;
     cycle.cycles_run = cycles_run_;
+    cycle.reservations_made = reservations_made_;
+    cycle.reserved_node_hours = reserved_node_seconds_ / 3600;
     cycle.cycle_wall_seconds = quantiles(cycle_wall_seconds_);
 
     std::vector<double> waits, jcts;
@@ -870,6 +890,9 @@ class CycleReplay {
   const double interval_;
   const ResourceId gpu_;
   CycleOptions cycle_options_;
+  std::vector<Reservation> reservations_;  // in force, handed from cycle to cycle
+  int64_t reservations_made_ = 0;
+  double reserved_node_seconds_ = 0;
   // Per queue, per resource: allocation remembered with the usage half-life (time-based fairness).
   std::vector<ResourceVector> recent_usage_;
   std::vector<ResourceVector> held_since_last_cycle_;

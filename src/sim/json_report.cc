@@ -219,6 +219,8 @@ void add_cycle_json(const CycleReplayResult& cycle, json& out) {
   out["jct_seconds"] = quantiles_json(cycle.jct_seconds);
   out["queues"] = std::move(queues);
   out["churn"] = churn_json(cycle.churn);
+  out["reservations"] = {{"made", cycle.reservations_made},
+                         {"node_hours", rounded(cycle.reserved_node_hours, kRatioDecimals)}};
   out["pending_reasons"] = pending_reasons_json(cycle);
 }
 

@@ -149,13 +149,13 @@ constexpr std::string_view kWorkloadSourceKeys[] = {"alibaba_pods"};
 constexpr std::string_view kQueueKeys[] = {"name", "parent", "priority", "preempt_min_runtime", "reclaim_min_runtime",
                                            "quota"};
 constexpr std::string_view kQuotaKeys[] = {"deserved", "weight", "limit"};
-constexpr std::string_view kWorkloadKeys[] = {"name",     "count",
-                                              "queue",    "kind",
-                                              "priority", "preemptible",
-                                              "arrival",  "arrival_interval",
-                                              "duration", "checkpoint_interval",
-                                              "pods",     "min_member",
-                                              "pod"};  // what
+constexpr std::string_view kWorkloadKeys[] = {"name",       "count",
+                                              "queue",      "kind",
+                                              "priority",   "preemptible",
+                                              "arrival",    "arrival_interval",
+                                              "duration",   "checkpoint_interval",
+                                              "time_limit", "pods",
+                                              "min_member", "pod"};  // what
 constexpr std::string_view kPodKeys[] = {"cpu",         "memory",        "gpus",
                                          "gpu_portion", "gpu_memory",    "gpu_memory_limit",
                                          "gpu_models",  "node_selector", "tolerations"};
@@ -1031,6 +1031,13 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
                            "no checkpoints)",
                            checkpoint_interval));
   }
+  const double time_limit = map.number("time_limit", "seconds of run time, > 0").value_or(0);
+  if (map.has("time_limit") && time_limit <= 0 && !problems.failed()) {
+    map.report("time_limit",
+               fmt::format("{} is not positive (expected the longest a run may last in seconds, > 0; omit it for "
+                           "no limit)",
+                           time_limit));
+  }
   const int64_t pods = map.integer("pods", 1, kMaxPodsPerWorkload, "the number of pods in the group").value_or(1);
   const int64_t min_member =
       map.integer("min_member", 1, kMaxPodsPerWorkload, "pods that must run together").value_or(pods);
@@ -1065,6 +1072,7 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
     workload.arrival_seconds = arrival + static_cast<double>(i) * arrival_interval;
     workload.duration_seconds = duration;
     workload.checkpoint_interval_seconds = checkpoint_interval;
+    workload.time_limit_seconds = time_limit;
     workload.pods.reserve(static_cast<size_t>(pods));
     for (int64_t p = 0; p < pods; ++p) {
       PodSpec copy = pod;

@@ -184,6 +184,8 @@ struct CycleReplayResult {
   Quantiles jct_seconds;            // arrival -> completion, over completed workloads
   std::vector<QueueResult> queues;  // every queue, each followed by its subtree (depth first)
   ChurnSummary churn;
+  int64_t reservations_made = 0;   // nodes reserved for a workload that waited long for room
+  double reserved_node_hours = 0;  // node-hours spent reserved (draining, or held while drained)
   // At the end of the replay: pending workloads by reason code (as the last cycle gave it;
   // "NotYetCycled" for arrivals after it), and examples, longest pending first.
   std::map<std::string, int64_t> pending_by_code;

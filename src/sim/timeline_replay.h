@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/result.h"
+#include "scheduler/cycle.h"
 #include "sim/scenario.h"
 #include "sim/sim_results.h"
 
@@ -37,6 +38,8 @@ struct TimelineOptions {
   // it on every cycle is run, since fair shares drift as the memory fades.
   double usage_penalty = 0;
   double usage_half_life_seconds = 3600;
+  // Scenarios with queues: nodes reserved for workloads that waited long for room (SPEC §4 step 2).
+  ReservationOptions reservations;
 };
 
 Result<TimelineReport> run_timeline_experiment(const Scenario& scenario, std::span<const std::string> policies,

@@ -1,0 +1,233 @@
+// reserve (SPEC §4 step 2): a workload that has waited past a threshold for room, in a queue that
+// is owed it, reserves the nodes that would hold its gang were they empty — those cheapest to
+// drain. Nobody else is placed there (except backfill that ends before the reservation is due),
+// so the nodes drain as their work ends, or sooner by the holder's own reclaim, and the holder
+// starts on them. Reservations last across cycles until the holder starts, leaves, or is no
+// longer owed; the oldest keep their nodes, so a drain is never started over.
+#include <algorithm>
+#include <limits>
+
+#include "engine/pod_shapes.h"
+#include "policy/device_choice.h"
+#include "scheduler/actions.h"
+#include "scheduler/queue_picker.h"
+
+namespace tessera {
+
+namespace {
+
+// The gang's pods with distinct shapes (a gang of 64 equal pods is one).
+std::vector<PodId> distinct_pods(const ClusterState& cluster, std::span<const PodId> gang) {
+  PodShapes shapes;
+  std::vector<PodId> distinct;
+  for (PodId pod : gang) {
+    const size_t known = shapes.size();
+    shapes.intern(cluster.pod(pod));
+    if (shapes.size() > known) distinct.push_back(pod);
+  }
+  return distinct;
+}
+
+// Puts the pod on the node's would-be state, as the placer would bind it there.
+void take_room(const NodeSpec& spec, NodeState& state, const PodSpec& pod) {
+  PlacementChoice choice;
+  if (pod.gpu.kind == GpuRequest::Kind::kPortion || pod.gpu.kind == GpuRequest::Kind::kMemory) {
+    for (int device = 0; device < spec.gpu_count() && choice.device < 0; ++device) {
+      if (device_fits_fraction(spec, state, pod, device)) choice.device = device;
+    }
+  }
+  state.apply(pod, make_binding(NodeView{0, spec, state}, pod, choice));
+}
+
+// The first of `candidates` (in their order) that, emptied, hold every pod of the gang, packed
+// first-fit in gang order. Empty if they cannot.
+std::vector<NodeIndex> nodes_holding(const ClusterState& cluster, std::span<const PodId> gang,
+                                     std::span<const NodeIndex> candidates) {
+  std::vector<std::pair<NodeIndex, NodeState>> chosen;
+  size_t next = 0;  // candidates before it were taken or could hold no pod
+  for (PodId pod_id : gang) {
+    const PodSpec& pod = cluster.pod(pod_id);
+    bool placed = false;
+    for (auto& [node, state] : chosen) {
+      if (check_node(cluster.node_spec(node), state, pod) == Predicate::kFits) {
+        take_room(cluster.node_spec(node), state, pod);
+        placed = true;
+        break;
+      }
+    }
+    for (size_t index = next; !placed && index < candidates.size(); ++index) {
+      const NodeIndex node = candidates[index];
+      if (std::any_of(chosen.begin(), chosen.end(), [node](const auto& entry) { return entry.first == node; }))
+        continue;
+      const NodeSpec& spec = cluster.node_spec(node);
+      NodeState state = NodeState::empty(spec);
+      if (check_node(spec, state, pod) != Predicate::kFits) continue;
+      take_room(spec, state, pod);
+      chosen.emplace_back(node, std::move(state));
+      if (index == next) ++next;
+      placed = true;
+    }
+    if (!placed) return {};
+  }
+  std::vector<NodeIndex> nodes;
+  for (const auto& entry : chosen) nodes.push_back(entry.first);
+  return nodes;
+}
+
+// Per node: the GPUs (milli) held there by work that must end by itself before the node is free
+// — non-preemptible work, and work of queues at or below their fair share, which reclaim may not
+// take. The rest, the holder's reclaim may evict.
+std::vector<int64_t> gpus_that_must_end(CycleContext& context) {
+  const ClusterState& cluster = context.cluster();
+  std::vector<int64_t> stuck(static_cast<size_t>(cluster.node_count()), 0);
+  const WorkloadSet& workloads = context.workloads();
+  for (WorkloadId id : workloads.active()) {
+    const Workload& workload = workloads[id];
+    const double excess = context.ledger().allocated(workload.queue)[0] - context.shares().share(workload.queue, 0);
+    if (workload.spec.preemptible && excess > 0) continue;
+    for (PodId pod : workload.pods) {
+      if (const auto& binding = cluster.binding(pod)) stuck[static_cast<size_t>(binding->node)] += binding->gpu_milli();
+    }
+  }
+  return stuck;
+}
+
+// Nodes not yet reserved that could take some pod of the gang once empty, cheapest to drain
+// first: fewest GPUs held by work that must end by itself, then fewest GPUs in use, then least
+// CPU in use, then index.
+std::vector<NodeIndex> drain_candidates(const ClusterState& cluster, std::span<const PodId> gang,
+                                        const std::vector<char>& reserved, const std::vector<int64_t>& stuck) {
+  const std::vector<PodId> distinct = distinct_pods(cluster, gang);
+  struct Candidate {
+    int64_t gpu_stuck;
+    int64_t gpu_used;
+    int64_t cpu_used;
+    NodeIndex node;
+    auto operator<=>(const Candidate&) const = default;
+  };
+  std::vector<Candidate> candidates;
+  for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
+    if (reserved[static_cast<size_t>(node)]) continue;
+    const NodeSpec& spec = cluster.node_spec(node);
+    const NodeState empty = NodeState::empty(spec);
+    const bool useful = std::any_of(distinct.begin(), distinct.end(), [&](PodId pod) {
+      return check_node(spec, empty, cluster.pod(pod)) == Predicate::kFits;
+    });
+    if (!useful) continue;
+    const NodeState& state = cluster.node_state(node);
+    candidates.push_back({stuck[static_cast<size_t>(node)], state.gpu_used_total(),
+                          spec.allocatable.cpu_milli - state.free.cpu_milli, static_cast<NodeIndex>(node)});
+  }
+  std::sort(candidates.begin(), candidates.end());
+  std::vector<NodeIndex> nodes;
+  nodes.reserve(candidates.size());
+  for (const Candidate& candidate : candidates) nodes.push_back(candidate.node);
+  return nodes;
+}
+
+// When each reservation's nodes are expected free: the latest end, by time limit, of the work on
+// them (kNeverDue if some has no limit; now if nothing runs there).
+void set_due_times(CycleContext& context, std::vector<Reservation>& reservations) {
+  const ClusterState& cluster = context.cluster();
+  std::vector<int32_t> reservation_on(static_cast<size_t>(cluster.node_count()), -1);
+  for (size_t index = 0; index < reservations.size(); ++index) {
+    reservations[index].due = context.now();
+    for (NodeIndex node : reservations[index].nodes)
+      reservation_on[static_cast<size_t>(node)] = static_cast<int32_t>(index);
+  }
+  const WorkloadSet& workloads = context.workloads();
+  for (WorkloadId id : workloads.active()) {
+    const Workload& workload = workloads[id];
+    const double limit = workload.spec.time_limit_seconds;
+    const double end = limit > 0 ? workload.started_at + limit : kNeverDue;
+    for (PodId pod : workload.pods) {
+      const auto& binding = cluster.binding(pod);
+      if (!binding) continue;
+      const int32_t index = reservation_on[static_cast<size_t>(binding->node)];
+      if (index >= 0)
+        reservations[static_cast<size_t>(index)].due = std::max(reservations[static_cast<size_t>(index)].due, end);
+    }
+  }
+}
+
+}  // namespace
+
+void reserve(CycleContext& context) {
+  const ReservationOptions& options = context.options().reservations;
+  const ClusterState& cluster = context.cluster();
+  const QueueTree& tree = context.tree();
+  std::vector<ResourceVector> promised(tree.size(), ResourceVector(tree.resource_count(), 0.0));
+  std::vector<char> reserved(static_cast<size_t>(cluster.node_count()), 0);
+  size_t reserved_count = 0;
+  const auto max_nodes = static_cast<size_t>(options.max_reserved_node_fraction * cluster.node_count());
+
+  // The cap on reserved nodes, past which the first reservation may still go: a gang larger
+  // than the cap would otherwise never get one.
+  auto room_for = [&](size_t nodes) { return reserved_count == 0 || reserved_count + nodes <= max_nodes; };
+  // A workload may hold a reservation while it waits for room (not for quota) and its queue,
+  // counting the gangs of earlier reservations, holds no more than its fair share.
+  auto owed = [&](WorkloadId id) {
+    const std::optional<PendingReason>& reason = context.reason(id);
+    if (!options.enabled || !context.still_pending(id) || !reason || reason->code != PendingCode::kUnschedulable)
+      return false;
+    const Workload& workload = context.workloads()[id];
+    const std::vector<ResourceId> keys = context.key_resources(id);
+    if (context.ledger().check_allocation(workload.queue, context.gang_request(id), workload.spec.preemptible, keys))
+      return false;
+    return context.ledger().within_fair_share(workload.queue, promised, keys);
+  };
+  auto keep = [&](Reservation reservation, std::vector<Reservation>& into) {
+    const Workload& workload = context.workloads()[reservation.workload];
+    for (QueueIndex queue = workload.queue; queue != QueueTree::kNoParent; queue = tree.parent(queue)) {
+      const ResourceVector& request = context.gang_request(reservation.workload);
+      for (ResourceId r = 0; r < request.size(); ++r) promised[queue][r] += request[r];
+    }
+    for (NodeIndex node : reservation.nodes) reserved[static_cast<size_t>(node)] = 1;
+    reserved_count += reservation.nodes.size();
+    into.push_back(std::move(reservation));
+  };
+
+  // The reservations in force keep their nodes while they are owed and those nodes still hold
+  // the gang; the most deserving queues first.
+  std::vector<Reservation> kept;
+  std::vector<WorkloadId> holders;
+  for (const Reservation& reservation : context.reservations()) holders.push_back(reservation.workload);
+  QueuePicker held(context, holders);
+  for (WorkloadId id = held.next(); id >= 0; id = held.next()) {
+    const Reservation& reservation = context.reservations()[static_cast<size_t>(context.reservation_of(id))];
+    if (!owed(id) || !room_for(reservation.nodes.size())) continue;
+    if (nodes_holding(cluster, context.workloads()[id].gang(), reservation.nodes).empty()) continue;
+    keep(reservation, kept);
+  }
+
+  // New reservations for workloads that waited long enough, in queue order, while room is left.
+  std::vector<WorkloadId> waiting;
+  for (WorkloadId id : context.pending()) {
+    const Workload& workload = context.workloads()[id];
+    if (context.reservation_of(id) < 0 && context.now() - workload.submitted_at >= options.min_wait_seconds &&
+        static_cast<double>(context.gang_gpu_milli(id)) >= options.min_gpus * kMilliPerGpu)
+      waiting.push_back(id);
+  }
+  QueuePicker picker(context, waiting);
+  std::vector<int64_t> stuck;  // computed once, when a first candidate is owed
+  for (WorkloadId id = picker.next(); id >= 0 && options.enabled && room_for(1); id = picker.next()) {
+    if (!owed(id)) continue;
+    const std::span<const PodId> gang = context.workloads()[id].gang();
+    if (stuck.empty()) stuck = gpus_that_must_end(context);
+    std::vector<NodeIndex> nodes = nodes_holding(cluster, gang, drain_candidates(cluster, gang, reserved, stuck));
+    if (nodes.empty() || !room_for(nodes.size())) continue;
+    std::sort(nodes.begin(), nodes.end());
+    keep({id, std::move(nodes), context.now(), kNeverDue}, kept);
+    ++context.result().reservations_made;
+  }
+
+  set_due_times(context, kept);
+  for (const Reservation& reservation : kept) {
+    PendingReason& reason = *context.reason(reservation.workload);
+    reason.reserved_nodes = static_cast<int>(reservation.nodes.size());
+    reason.reserved_seconds = context.now() - reservation.since;
+  }
+  context.set_reservations(std::move(kept));
+}
+
+}  // namespace tessera
