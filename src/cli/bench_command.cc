@@ -138,6 +138,8 @@ std::string gpus_text(double gpus) {
 struct CycleSample {
   double load_seconds = 0;
   double fair_share_seconds = 0;
+  double reserve_seconds = 0;
+  int reservations_made = 0;
   std::array<ActionStats, kActionCount> actions{};
   double total_seconds = 0;
   int started_workloads = 0;
@@ -169,6 +171,8 @@ Result<CycleSample> time_cycle(const SyntheticWorld& world, const std::string& p
   if (!result) return result.error();
 
   sample.fair_share_seconds = result->fair_share_seconds;
+  sample.reserve_seconds = result->reserve_seconds;
+  sample.reservations_made = result->reservations_made;
   for (int action = 0; action < kActionCount; ++action)
     sample.actions[static_cast<size_t>(action)] = result->actions[action];
   sample.total_seconds = result->total_seconds;
@@ -218,7 +222,7 @@ std::string ms(double seconds) {
 // The part of a cycle outside fair share and the actions: the snapshot of what every queue holds
 // and asks for, building the cycle's context, and assembling the result.
 double rest_seconds(const CycleSample& sample) {
-  double steps = sample.fair_share_seconds;
+  double steps = sample.fair_share_seconds + sample.reserve_seconds;
   for (const ActionStats& action : sample.actions) steps += action.seconds;
   return std::max(0.0, sample.total_seconds - steps);
 }
@@ -237,12 +241,19 @@ void print_step_table(const std::vector<CycleSample>& samples) {
     fmt::print("{:<13} {:>11} {:>11} {:>11} {:>9} {:>9} {:>10}\n", action_name(static_cast<Action>(action)),
                ms(time.median), ms(time.min), ms(time.max), thousands(stats.attempts), thousands(stats.started),
                thousands(stats.evictions));
+    if (action == static_cast<int>(Action::kAllocate)) {
+      const Spread reserve = spread_of(samples, [](const CycleSample& s) { return s.reserve_seconds; });
+      fmt::print("{:<13} {:>11} {:>11} {:>11} {:>9}\n", "reserve", ms(reserve.median), ms(reserve.min), ms(reserve.max),
+                 fmt::format("{} new", thousands(first.reservations_made)));
+    }
   }
   const Spread rest = spread_of(samples, rest_seconds);
   fmt::print("{:<13} {:>11} {:>11} {:>11}\n", "rest", ms(rest.median), ms(rest.min), ms(rest.max));
   const Spread total = spread_of(samples, [](const CycleSample& s) { return s.total_seconds; });
   fmt::print("{:<13} {:>11} {:>11} {:>11}\n", "whole cycle", ms(total.median), ms(total.min), ms(total.max));
-  fmt::print("(rest: the cycle outside fair share and the actions — its snapshot of queue loads, setup and result)\n");
+  fmt::print(
+      "(rest: the cycle outside fair share, reserve and the actions — its snapshot of queue loads, setup and "
+      "result)\n");
 }
 
 // Whether every cycle decided the same (the world and the engine are deterministic, so they
@@ -270,6 +281,8 @@ nlohmann::json sample_json(const CycleSample& sample) {
   }
   return {{"load_seconds", micro(sample.load_seconds)},
           {"fair_share_seconds", micro(sample.fair_share_seconds)},
+          {"reserve_seconds", micro(sample.reserve_seconds)},
+          {"reservations_made", sample.reservations_made},
           {"actions", actions},
           {"total_seconds", micro(sample.total_seconds)},
           {"started_workloads", sample.started_workloads},
@@ -289,6 +302,7 @@ nlohmann::json seconds_json(const std::vector<CycleSample>& samples) {
     seconds[std::string(action_name(static_cast<Action>(action)))] =
         spread_json(spread_of(samples, [index](const CycleSample& s) { return s.actions[index].seconds; }));
   }
+  seconds["reserve"] = spread_json(spread_of(samples, [](const CycleSample& s) { return s.reserve_seconds; }));
   seconds["rest"] = spread_json(spread_of(samples, rest_seconds));
   seconds["cycle"] = spread_json(spread_of(samples, [](const CycleSample& s) { return s.total_seconds; }));
   seconds["load"] = spread_json(spread_of(samples, [](const CycleSample& s) { return s.load_seconds; }));

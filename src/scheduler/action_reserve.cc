@@ -16,18 +16,6 @@ namespace tessera {
 
 namespace {
 
-// The gang's pods with distinct shapes (a gang of 64 equal pods is one).
-std::vector<PodId> distinct_pods(const ClusterState& cluster, std::span<const PodId> gang) {
-  PodShapes shapes;
-  std::vector<PodId> distinct;
-  for (PodId pod : gang) {
-    const size_t known = shapes.size();
-    shapes.intern(cluster.pod(pod));
-    if (shapes.size() > known) distinct.push_back(pod);
-  }
-  return distinct;
-}
-
 // Puts the pod on the node's would-be state, as the placer would bind it there.
 void take_room(const NodeSpec& spec, NodeState& state, const PodSpec& pod) {
   PlacementChoice choice;
@@ -39,12 +27,14 @@ void take_room(const NodeSpec& spec, NodeState& state, const PodSpec& pod) {
   state.apply(pod, make_binding(NodeView{0, spec, state}, pod, choice));
 }
 
-// The first of `candidates` (in their order) that, emptied, hold every pod of the gang, packed
-// first-fit in gang order. Empty if they cannot.
+// The first nodes of `order` (skipping those `excluded`) that, emptied, hold every pod of the
+// gang, packed first-fit in gang order. Empty if they cannot. A node that cannot take a pod
+// shape empty is not looked at again for that shape, so a gang costs one pass over the order.
 std::vector<NodeIndex> nodes_holding(const ClusterState& cluster, std::span<const PodId> gang,
-                                     std::span<const NodeIndex> candidates) {
+                                     std::span<const NodeIndex> order, const std::vector<char>* excluded = nullptr) {
   std::vector<std::pair<NodeIndex, NodeState>> chosen;
-  size_t next = 0;  // candidates before it were taken or could hold no pod
+  PodShapes shapes;
+  std::vector<size_t> cursor;  // per pod shape: where in `order` its search goes on
   for (PodId pod_id : gang) {
     const PodSpec& pod = cluster.pod(pod_id);
     bool placed = false;
@@ -55,16 +45,18 @@ std::vector<NodeIndex> nodes_holding(const ClusterState& cluster, std::span<cons
         break;
       }
     }
-    for (size_t index = next; !placed && index < candidates.size(); ++index) {
-      const NodeIndex node = candidates[index];
-      if (std::any_of(chosen.begin(), chosen.end(), [node](const auto& entry) { return entry.first == node; }))
+    const uint32_t shape = shapes.intern(pod);
+    if (shape >= cursor.size()) cursor.resize(shape + 1, 0);
+    for (size_t& index = cursor[shape]; !placed && index < order.size(); ++index) {
+      const NodeIndex node = order[index];
+      if ((excluded && (*excluded)[static_cast<size_t>(node)]) ||
+          std::any_of(chosen.begin(), chosen.end(), [node](const auto& entry) { return entry.first == node; }))
         continue;
       const NodeSpec& spec = cluster.node_spec(node);
       NodeState state = NodeState::empty(spec);
       if (check_node(spec, state, pod) != Predicate::kFits) continue;
       take_room(spec, state, pod);
       chosen.emplace_back(node, std::move(state));
-      if (index == next) ++next;
       placed = true;
     }
     if (!placed) return {};
@@ -92,12 +84,11 @@ std::vector<int64_t> gpus_that_must_end(CycleContext& context) {
   return stuck;
 }
 
-// Nodes not yet reserved that could take some pod of the gang once empty, cheapest to drain
-// first: fewest GPUs held by work that must end by itself, then fewest GPUs in use, then least
-// CPU in use, then index.
-std::vector<NodeIndex> drain_candidates(const ClusterState& cluster, std::span<const PodId> gang,
-                                        const std::vector<char>& reserved, const std::vector<int64_t>& stuck) {
-  const std::vector<PodId> distinct = distinct_pods(cluster, gang);
+// Every node, cheapest to drain first: fewest GPUs held by work that must end by itself, then
+// fewest GPUs in use, then least CPU in use, then index.
+std::vector<NodeIndex> drain_order(CycleContext& context) {
+  const ClusterState& cluster = context.cluster();
+  const std::vector<int64_t> stuck = gpus_that_must_end(context);
   struct Candidate {
     int64_t gpu_stuck;
     int64_t gpu_used;
@@ -106,23 +97,17 @@ std::vector<NodeIndex> drain_candidates(const ClusterState& cluster, std::span<c
     auto operator<=>(const Candidate&) const = default;
   };
   std::vector<Candidate> candidates;
+  candidates.reserve(static_cast<size_t>(cluster.node_count()));
   for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
-    if (reserved[static_cast<size_t>(node)]) continue;
-    const NodeSpec& spec = cluster.node_spec(node);
-    const NodeState empty = NodeState::empty(spec);
-    const bool useful = std::any_of(distinct.begin(), distinct.end(), [&](PodId pod) {
-      return check_node(spec, empty, cluster.pod(pod)) == Predicate::kFits;
-    });
-    if (!useful) continue;
     const NodeState& state = cluster.node_state(node);
     candidates.push_back({stuck[static_cast<size_t>(node)], state.gpu_used_total(),
-                          spec.allocatable.cpu_milli - state.free.cpu_milli, static_cast<NodeIndex>(node)});
+                          cluster.node_spec(node).allocatable.cpu_milli - state.free.cpu_milli, node});
   }
   std::sort(candidates.begin(), candidates.end());
-  std::vector<NodeIndex> nodes;
-  nodes.reserve(candidates.size());
-  for (const Candidate& candidate : candidates) nodes.push_back(candidate.node);
-  return nodes;
+  std::vector<NodeIndex> order;
+  order.reserve(candidates.size());
+  for (const Candidate& candidate : candidates) order.push_back(candidate.node);
+  return order;
 }
 
 // When each reservation's nodes are expected free: the latest end, by time limit, of the work on
@@ -209,12 +194,12 @@ void reserve(CycleContext& context) {
       waiting.push_back(id);
   }
   QueuePicker picker(context, waiting);
-  std::vector<int64_t> stuck;  // computed once, when a first candidate is owed
+  std::vector<NodeIndex> order;  // computed once, when a first candidate is owed
   for (WorkloadId id = picker.next(); id >= 0 && options.enabled && room_for(1); id = picker.next()) {
     if (!owed(id)) continue;
     const std::span<const PodId> gang = context.workloads()[id].gang();
-    if (stuck.empty()) stuck = gpus_that_must_end(context);
-    std::vector<NodeIndex> nodes = nodes_holding(cluster, gang, drain_candidates(cluster, gang, reserved, stuck));
+    if (order.empty()) order = drain_order(context);
+    std::vector<NodeIndex> nodes = nodes_holding(cluster, gang, order, &reserved);
     if (nodes.empty() || !room_for(nodes.size())) continue;
     std::sort(nodes.begin(), nodes.end());
     keep({id, std::move(nodes), context.now(), kNeverDue}, kept);
