@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/policy_list.h"
+#include "cli/reservation_flags.h"
 #include "policy/policy_registry.h"
 #include "sim/arrival_replay.h"
 #include "sim/html_report.h"
@@ -35,10 +36,7 @@ struct SimOptions {
   double cycle_interval_seconds = 10;
   double usage_penalty = 0;
   double usage_half_life_seconds = 3600;
-  bool no_reservations = false;
-  double reservation_wait_seconds = ReservationOptions{}.min_wait_seconds;
-  double reservation_min_gpus = ReservationOptions{}.min_gpus;
-  double reservation_max_nodes_pct = ReservationOptions{}.max_reserved_node_fraction * 100;
+  ReservationFlags reservations;
   int threads = 0;
   std::string json_path;
   std::string report_dir = "tessera-report";
@@ -236,10 +234,7 @@ int run_sim(SimOptions options) {
   timeline.cycle_interval_seconds = options.cycle_interval_seconds;
   timeline.usage_penalty = options.usage_penalty;
   timeline.usage_half_life_seconds = options.usage_half_life_seconds;
-  timeline.reservations.enabled = !options.no_reservations;
-  timeline.reservations.min_wait_seconds = options.reservation_wait_seconds;
-  timeline.reservations.min_gpus = options.reservation_min_gpus;
-  timeline.reservations.max_reserved_node_fraction = options.reservation_max_nodes_pct / 100;
+  timeline.reservations = options.reservations.options();
   timeline.arrival_speedup = options.arrival_speedup;
   timeline.horizon_seconds = options.horizon_seconds;
   timeline.threads = options.threads;
@@ -309,22 +304,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "Timeline mode, time-based fairness: half-life in seconds of the remembered use (> 0)")
       ->check(CLI::Range(1e-3, 1e12))
       ->capture_default_str();
-  sim->add_flag("--no-reservations", options->no_reservations,
-                "Timeline mode, scenarios with queues: never reserve nodes for workloads that wait long for room");
-  sim->add_option("--reservation-wait", options->reservation_wait_seconds,
-                  "Timeline mode, scenarios with queues: seconds a workload waits for room before it may reserve "
-                  "nodes, which then drain for it")
-      ->check(CLI::Range(0.0, 1e12))
-      ->capture_default_str();
-  sim->add_option("--reservation-min-gpus", options->reservation_min_gpus,
-                  "Timeline mode, scenarios with queues: only workloads whose gang asks for at least this many GPUs "
-                  "reserve nodes")
-      ->check(CLI::Range(0.0, 1e9))
-      ->capture_default_str();
-  sim->add_option("--reservation-max-nodes", options->reservation_max_nodes_pct,
-                  "Timeline mode, scenarios with queues: at most this % of the nodes is reserved at once")
-      ->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
+  add_reservation_flags(*sim, options->reservations, "Timeline mode, scenarios with queues: ");
   sim->add_option("--json", options->json_path,
                   "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");
   sim->add_option("--report", options->report_dir, "Directory for the HTML report (index.html) and results.json")

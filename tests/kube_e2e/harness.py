@@ -137,8 +137,10 @@ class Cluster:
         return self.custom.get_namespaced_custom_object("scheduling.tessera.dev", "v1alpha1", namespace,
                                                         "podgroups", name)
 
-    def pod(self, namespace, name, gpus=1, queue=None, group=None, duration=None, labels=None, fraction=None):
-        metadata = {"name": name, "namespace": namespace, "labels": dict(labels or {}), "annotations": {}}
+    def pod(self, namespace, name, gpus=1, queue=None, group=None, duration=None, labels=None, fraction=None,
+            annotations=None, deadline=None):
+        metadata = {"name": name, "namespace": namespace, "labels": dict(labels or {}),
+                    "annotations": dict(annotations or {})}
         if queue:
             metadata["labels"]["scheduling.tessera.dev/queue"] = queue
         if group:
@@ -153,6 +155,8 @@ class Cluster:
         body = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata,
                 "spec": {"schedulerName": "tessera",
                          "containers": [{"name": "main", "image": "busybox", "resources": resources}]}}
+        if deadline:
+            body["spec"]["activeDeadlineSeconds"] = deadline
         return self.core.create_namespaced_pod(namespace, body)
 
     def pods(self, namespace):

@@ -1,6 +1,6 @@
 """End-to-end tests of `tessera scheduler` against `tessera dev cluster`, driven through the
 official Kubernetes Python client. Usage: scheduler_e2e.py SCENARIO (gang, reclaim, pdb,
-failover, restart, watch-expiry)."""
+failover, restart, watch-expiry, reservation)."""
 import os
 import signal
 import sys
@@ -196,6 +196,35 @@ def watch_expiry(cluster):
     assert relists and float(relists[0].split()[-1]) >= 1, relists
 
 
+def reservation(cluster):
+    """A gang behind notebooks that can be neither evicted nor moved reserves both nodes; a later
+    notebook without a deadline waits, one whose deadline ends before the reservation is due
+    backfills the drained room; the gang starts once both nodes are empty."""
+    cluster.queue("team", 16)
+    cluster.namespace("ml")
+    cluster.start_scheduler("scheduler", "--reservation-wait", "1")
+    interactive = {"scheduling.tessera.dev/workload-type": "interactive"}
+    for i in range(16):
+        cluster.pod("ml", f"nb-{i}", queue="team", duration=f"{5 + i % 4}s", annotations=interactive, deadline=60)
+    wait_for("the notebooks bound", lambda: len(cluster.bound("ml")) == 16)
+    cluster.pod_group("ml", "gang", 2, "team")
+    for i in range(2):
+        cluster.pod("ml", f"gang-{i}", gpus=8, group="gang")
+    wait_for("the reservation", lambda: "tessera_reserved_nodes 2" in cluster.metrics("scheduler"))
+    condition = wait_for("the gang's condition", lambda: next(
+        (c for c in cluster.get_pod_group("ml", "gang").get("status", {}).get("conditions", [])
+         if "reserved for it drain" in c.get("message", "")), None))
+    assert condition["status"] == "False", condition
+    cluster.pod("ml", "late", queue="team", annotations=interactive)
+    cluster.pod("ml", "quick", queue="team", duration="1s", annotations=interactive, deadline=10)
+    wait_for("the quick notebook backfilled", lambda: "quick" in cluster.bound("ml"))
+    bound = wait_for("the gang bound", lambda: all(f"gang-{i}" in cluster.bound("ml") for i in range(2))
+                     and cluster.bound("ml"), timeout=60)
+    assert "late" not in bound, "the notebook without a deadline took reserved room"
+    assert len({bound[f"gang-{i}"].spec.node_name for i in range(2)}) == 2
+    assert "tessera_reserved_nodes 0" in cluster.metrics("scheduler")
+
+
 SCENARIOS = {
     "gang": (gang, gpu_nodes(4), []),
     "reclaim": (reclaim, gpu_nodes(2), []),
@@ -203,6 +232,7 @@ SCENARIOS = {
     "failover": (failover, gpu_nodes(8), []),
     "restart": (restart, gpu_nodes(30), []),
     "watch-expiry": (watch_expiry, gpu_nodes(8), ["--watch-history", "20", "--max-watch-seconds", "1"]),
+    "reservation": (reservation, gpu_nodes(2), []),
 }
 
 
