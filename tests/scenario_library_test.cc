@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "policy/fair_share.h"
+#include "sim/cycle_replay.h"
+#include "sim/json_report.h"
 #include "sim/scenario_loader.h"
 #include "sim/timeline_replay.h"
 
@@ -89,6 +91,28 @@ TEST(ScenarioLibrary, GangBehindNotebooksStartsOnlyWithReservations) {
   const double unreserved = gang_completion(false);
   EXPECT_LT(reserved, 7200 + 2 * 3600) << "the gang should start within 2 hours of arriving";
   EXPECT_GT(unreserved, 7200 + 4 * 3600) << "without reservations it waits for the stream to thin out";
+}
+
+TEST(ScenarioLibrary, SkippingIdleCyclesChangesNothingWithReservations) {
+  // The reservation threshold passing is a reason to run a cycle, as an arrival is.
+  auto scenario = load_file(std::filesystem::path(TESSERA_SOURCE_DIR) / "scenarios" / "gang-behind-notebooks.yaml");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  auto replay = [&](bool skip) {
+    TimelineOptions options;
+    options.skip_idle_cycles = skip;
+    auto result = run_cycle_replay(*scenario, "tessera", options);
+    EXPECT_TRUE(result.ok()) << result.error().message;
+    TimelinePolicyResult comparable = std::move(*result);
+    comparable.wall_seconds = 0;
+    comparable.cycle->cycles_run = 0;
+    comparable.cycle->cycle_wall_seconds = {};
+    TimelineReport report;
+    report.policies.push_back(std::move(comparable));
+    return timeline_report_json(report).dump();
+  };
+  const std::string every = replay(false);
+  EXPECT_NE(every.find(R"("reservations":{"made":1)"), std::string::npos);
+  EXPECT_EQ(every, replay(true));
 }
 
 // A temporary directory removed at the end of the test.
