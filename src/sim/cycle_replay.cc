@@ -136,7 +136,8 @@ struct Episode {
 struct QueueAccount {
   double allocated_integral = 0;  // GPU-seconds
   double fair_share_integral = 0;
-  double gap_integral = 0;  // |allocated - fair share| over the time fair share > 0
+  double gap_integral = 0;    // |allocated - fair share| over the time fair share > 0
+  double below_integral = 0;  // the part of it while allocated < fair share
   Episode episode;
   int64_t episodes = 0;
   std::vector<double> resolved_seconds;
@@ -380,7 +381,10 @@ class CycleReplay {
       QueueAccount& account = accounts_[queue];
       account.allocated_integral += allocated[queue] * dt;
       account.fair_share_integral += fair_share_[queue] * dt;
-      if (fair_share_[queue] > 0) account.gap_integral += std::fabs(allocated[queue] - fair_share_[queue]) * dt;
+      if (fair_share_[queue] > 0) {
+        account.gap_integral += std::fabs(allocated[queue] - fair_share_[queue]) * dt;
+        account.below_integral += std::max(0.0, fair_share_[queue] - allocated[queue]) * dt;
+      }
     }
     gpu_pct_integral_ += gpu_allocated_pct() * dt;
     for (const Reservation& reservation : reservations_)
@@ -835,6 +839,9 @@ class CycleReplay {
     out.mean_fair_share_gpus = span > 0 ? account.fair_share_integral / span : 0;
     out.fairness_gap_pct =
         account.fair_share_integral > 0 ? 100.0 * account.gap_integral / account.fair_share_integral : 0;
+    out.gap_below_pct =
+        account.fair_share_integral > 0 ? 100.0 * account.below_integral / account.fair_share_integral : 0;
+    out.gap_above_pct = std::max(0.0, out.fairness_gap_pct - out.gap_below_pct);
 
     StarvationSummary& starvation = out.starvation;
     starvation.episodes = account.episodes;

@@ -140,6 +140,8 @@ json queue_json(const QueueResult& queue) {
           {"mean_allocated_gpus", gpu_amount(queue.mean_allocated_gpus)},
           {"mean_fair_share_gpus", gpu_amount(queue.mean_fair_share_gpus)},
           {"fairness_gap_pct", percent(queue.fairness_gap_pct)},
+          {"gap_below_pct", percent(queue.gap_below_pct)},
+          {"gap_above_pct", percent(queue.gap_above_pct)},
           {"starvation", starvation_json(queue.starvation)},
           {"workloads", queue.workloads},
           {"scheduled", queue.scheduled},

@@ -114,6 +114,10 @@ struct QueueResult {
   double mean_allocated_gpus = 0;
   double mean_fair_share_gpus = 0;
   double fairness_gap_pct = 0;
+  // The same gap split by side: below the fair share (owed) and above it (borrowing); they sum
+  // to fairness_gap_pct.
+  double gap_below_pct = 0;
+  double gap_above_pct = 0;
   StarvationSummary starvation;
   int64_t workloads = 0;  // arrived in its subtree
   int64_t scheduled = 0;  // started at some point
