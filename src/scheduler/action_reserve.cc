@@ -73,9 +73,12 @@ std::vector<int64_t> gpus_that_must_end(CycleContext& context) {
   const ClusterState& cluster = context.cluster();
   std::vector<int64_t> stuck(static_cast<size_t>(cluster.node_count()), 0);
   const WorkloadSet& workloads = context.workloads();
+  const std::optional<ResourceId> gpu = context.tree().resources().find(kGpuResource);
   for (WorkloadId id : workloads.active()) {
     const Workload& workload = workloads[id];
-    const double excess = context.ledger().allocated(workload.queue)[0] - context.shares().share(workload.queue, 0);
+    const double excess = gpu ? resource_at(context.ledger().allocated(workload.queue), *gpu) -
+                                    context.shares().share(workload.queue, *gpu)
+                              : 0.0;
     if (workload.spec.preemptible && excess > 0) continue;
     for (PodId pod : workload.pods) {
       if (const auto& binding = cluster.binding(pod)) stuck[static_cast<size_t>(binding->node)] += binding->gpu_milli();
