@@ -357,6 +357,28 @@ TEST(Cycle, AGangThatWaitedReservesNodesThatDrainForIt_TimeLimitedWorkBackfills)
   EXPECT_TRUE(world.reservations().empty());
 }
 
+TEST(Cycle, NoBackfillWhereSomethingHasNoTimeLimit) {
+  // As above, but one notebook on each node has no time limit: the reservation is never due, so
+  // no time-limited workload can be known to leave in time, and none backfills.
+  SchedulerWorld world(uniform_cluster(2, 4), {gpu_queue("team", "", 8)});
+  std::vector<WorkloadId> notebooks;
+  for (int i = 0; i < 8; ++i) {
+    const WorkloadShape notebook{.preemptible = false, .time_limit = i < 6 ? 3600.0 : 0.0};
+    notebooks.push_back(world.submit(fmt::format("nb{}", i), "team", notebook, 0));
+  }
+  world.cycle(1);
+  world.submit("gang", "team", {.pods = 2, .gpus_per_pod = 4}, 10);
+  world.cycle(400);
+  ASSERT_EQ(world.reservations().size(), 1u);
+  EXPECT_EQ(world.reservations().front().due, kNeverDue);
+  world.workloads().finish(notebooks[0], world.cluster());
+  const WorkloadId quick = world.submit("quick", "team", {.preemptible = false, .time_limit = 60}, 410);
+  CycleResult result = world.cycle(420);
+  EXPECT_FALSE(world.running(quick));
+  EXPECT_NE(pending_sentence(world, result, quick).find("2 nodes: reserved for a waiting workload"), std::string::npos)
+      << pending_sentence(world, result, quick);
+}
+
 TEST(Cycle, WithoutReservationsTheStreamKeepsTakingTheFreedRoom) {
   SchedulerWorld world(uniform_cluster(2, 4), {gpu_queue("team", "", 8)});
   CycleOptions options;

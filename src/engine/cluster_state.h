@@ -29,13 +29,15 @@ struct NodeReservation {
 };
 
 // What a placement may use of reserved nodes: those of its own holder, and any other that is
-// due no sooner than the placement ends (a time-limited workload backfilling drained room).
+// due no sooner than the placement ends (a time-limited workload backfilling drained room). A
+// reservation that is never due (something on its nodes has no time limit) takes no backfill:
+// nothing could be known to leave in time.
 struct PlacementPass {
   int32_t holder = -1;
   double ends_by = kNeverDue;  // finite only for work with a time limit
   bool admits(const NodeReservation& reservation) const {
     return reservation.holder < 0 || reservation.holder == holder ||
-           (ends_by < kNeverDue && ends_by <= reservation.due);
+           (reservation.due < kNeverDue && ends_by <= reservation.due);
   }
 };
 
