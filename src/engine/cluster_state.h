@@ -50,6 +50,9 @@ class ClusterState {
   Binding unbind(PodId id);
 
   const ClusterTotals& totals() const { return totals_; }
+  // A node's free GPU milli in all (its state's gpu_free_total), kept in one flat array so that
+  // searches visiting thousands of nodes need not load each node's devices.
+  int64_t gpu_free_milli(NodeIndex node) const { return gpu_free_milli_[static_cast<size_t>(node)]; }
 
   // A device's kind on its node (model and memory) and usage in one number: devices with equal
   // codes on nodes of one group are interchangeable.
@@ -73,6 +76,7 @@ class ClusterState {
 
   std::shared_ptr<const ClusterSpec> spec_;
   std::vector<NodeState> states_;
+  std::vector<int64_t> gpu_free_milli_;  // per node, in step with states_
   std::vector<int32_t> node_class_;
   std::set<std::string> selector_keys_;
   std::vector<std::vector<int16_t>> device_kind_;  // per node: ordinal of each device's (model, memory)
