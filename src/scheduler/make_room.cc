@@ -1,7 +1,9 @@
 #include "scheduler/make_room.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
+#include <cstdint>
 #include <cmath>
 
 #include "policy/feasibility.h"
@@ -20,11 +22,14 @@ bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
 }  // namespace
 
 VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runtime)
-    : by_node_(static_cast<size_t>(context.cluster().node_count())), nodes_of_queue_(context.tree().size()) {
-  std::vector<std::vector<QueueGpus>> gpus_by_queue(by_node_.size());
+    : resource_count_(context.meter().resource_count()), nodes_of_queue_(context.tree().size()) {
+  const auto node_count = static_cast<size_t>(context.cluster().node_count());
+  std::vector<std::vector<QueueGpus>> gpus_by_queue(node_count);
+  std::vector<std::vector<uint32_t>> by_node(node_count);
   const WorkloadSet& workloads = context.workloads();
   const ClusterState& cluster = context.cluster();
   whole_unit_of_.assign(workloads.size(), -1);
+  members_start_.push_back(0);
   min_priority_ = INT_MAX;
   for (WorkloadId id : workloads.active()) {
     const Workload& workload = workloads[id];
@@ -32,63 +37,84 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
     if (!workload.spec.preemptible || !workloads.is_running(id, cluster) || workload.started_at >= context.now() ||
         context.now() - workload.started_at < min_runtime[workload.queue])
       continue;
-    auto add_unit = [&](VictimUnit victim) {
-      Unit unit;
-      unit.unit = victim;
-      unit.queue = workload.queue;
-      unit.priority = workload.spec.priority;
-      unit.started_at = workload.started_at;
-      unit.pods = context.unit_pods(victim);
-      unit.amount = context.unit_amount(victim);
-      for (PodId pod : unit.pods) {
-        unit.bindings.push_back(*cluster.binding(pod));
-        unit.requests.push_back(cluster.pod(pod).request);
-        unit.gpu_milli += unit.bindings.back().gpu_milli();
-      }
-      const auto index = static_cast<uint32_t>(units_.size());
-      for (PodId pod : unit.pods) {
-        const Binding& binding = *cluster.binding(pod);
-        auto& list = by_node_[static_cast<size_t>(binding.node)];
-        if (list.empty() || list.back() != index) list.push_back(index);
-        nodes_of_queue_[workload.queue].push_back(binding.node);
-        auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
-        auto entry =
-            std::find_if(sums.begin(), sums.end(), [&](const QueueGpus& sum) { return sum.queue == workload.queue; });
-        if (entry == sums.end()) entry = sums.insert(sums.end(), QueueGpus{workload.queue, 0, unit.gpu_milli});
-        entry->smallest_unit_milli = std::min(entry->smallest_unit_milli, unit.gpu_milli);
-        // An extra is also in its workload's whole unit: count its GPUs once.
-        if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
-      }
-      min_priority_ = std::min(min_priority_, unit.priority);
-      gone_.push_back(0);
-      unit_queue_.push_back(static_cast<uint32_t>(workload.queue));
-      uint8_t holds = unit.gpu_milli > 0 ? kHoldsGpu : 0;
-      for (const Resources& request : unit.requests) {
-        if (request.cpu_milli > 0 || request.memory_bytes > 0) holds |= kHoldsCpuOrMemory;
-      }
-      unit_holds_.push_back(holds);
-      units_.push_back(std::move(unit));
-      return index;
-    };
-    whole_unit_of_[static_cast<size_t>(id)] = static_cast<int32_t>(add_unit({id, -1}));
+    whole_unit_of_[static_cast<size_t>(id)] =
+        static_cast<int32_t>(add_unit(context, workload, {id, -1}, gpus_by_queue, by_node));
     for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
-      if (cluster.binding(workload.pods[position])) extras_of_[id].push_back(add_unit({id, workload.pods[position]}));
+      if (cluster.binding(workload.pods[position]))
+        extras_of_[id].push_back(add_unit(context, workload, {id, workload.pods[position]}, gpus_by_queue, by_node));
     }
   }
-  for (auto& list : by_node_) {
-    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
-  }
   if (units_.empty()) min_priority_ = 0;
+  node_units_start_.reserve(node_count + 1);
+  for (auto& list : by_node) {
+    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
+    node_units_start_.push_back(node_units_.size());
+    node_units_.insert(node_units_.end(), list.begin(), list.end());
+  }
+  node_units_start_.push_back(node_units_.size());
   for (auto& nodes : nodes_of_queue_) {
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   }
-  gpus_by_queue_start_.reserve(gpus_by_queue.size() + 1);
-  for (const auto& sums : gpus_by_queue) {
+  gpus_by_queue_start_.reserve(node_count + 1);
+  gpus_held_.assign(node_count, 0);
+  queues_on_.assign(node_count, QueueSet{});
+  for (size_t node = 0; node < node_count; ++node) {
+    const auto& sums = gpus_by_queue[node];
     gpus_by_queue_start_.push_back(gpus_by_queue_.size());
     gpus_by_queue_.insert(gpus_by_queue_.end(), sums.begin(), sums.end());
+    for (const QueueGpus& sum : sums) {
+      gpus_held_[node] += sum.gpu_milli;
+      add_queue(queues_on_[node], sum.queue);
+    }
   }
   gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+}
+
+uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
+                               std::vector<std::vector<QueueGpus>>& gpus_by_queue,
+                               std::vector<std::vector<uint32_t>>& by_node) {
+  const ClusterState& cluster = context.cluster();
+  Unit unit;
+  unit.unit = victim;
+  unit.queue = workload.queue;
+  unit.priority = workload.spec.priority;
+  unit.started_at = workload.started_at;
+  const std::vector<PodId> pods = context.unit_pods(victim);
+  uint8_t holds = 0;
+  for (PodId pod : pods) {
+    const Binding& binding = *cluster.binding(pod);
+    const Resources& request = cluster.pod(pod).request;
+    members_.push_back({pod, binding.node, binding.milli_per_device, static_cast<uint32_t>(devices_.size()),
+                        static_cast<uint32_t>(binding.devices.size()), request});
+    devices_.insert(devices_.end(), binding.devices.begin(), binding.devices.end());
+    unit.gpu_milli += binding.gpu_milli();
+    if (request.cpu_milli > 0 || request.memory_bytes > 0) holds |= kHoldsCpuOrMemory;
+  }
+  if (unit.gpu_milli > 0) holds |= kHoldsGpu;
+  members_start_.push_back(members_.size());
+  const ResourceVector amount = context.unit_amount(victim);
+  for (size_t resource = 0; resource < resource_count_; ++resource) amounts_.push_back(resource_at(amount, resource));
+  const auto index = static_cast<uint32_t>(units_.size());
+  for (PodId pod : pods) {
+    const Binding& binding = *cluster.binding(pod);
+    auto& list = by_node[static_cast<size_t>(binding.node)];
+    if (list.empty() || list.back() != index) list.push_back(index);
+    nodes_of_queue_[workload.queue].push_back(binding.node);
+    auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
+    auto entry =
+        std::find_if(sums.begin(), sums.end(), [&](const QueueGpus& sum) { return sum.queue == workload.queue; });
+    if (entry == sums.end()) entry = sums.insert(sums.end(), QueueGpus{workload.queue, 0, unit.gpu_milli});
+    entry->smallest_unit_milli = std::min(entry->smallest_unit_milli, unit.gpu_milli);
+    // An extra is also in its workload's whole unit: count its GPUs once.
+    if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
+  }
+  min_priority_ = std::min(min_priority_, unit.priority);
+  gone_.push_back(0);
+  unit_queue_.push_back(static_cast<uint32_t>(workload.queue));
+  unit_holds_.push_back(holds);
+  units_.push_back(unit);
+  return index;
 }
 
 void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
@@ -150,7 +176,11 @@ constexpr int kCandidateNodes = 100;
 class RoomSearch {
  public:
   RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request)
-      : context_(context), victims_(victims), request_(request) {}
+      : context_(context),
+        victims_(victims),
+        request_(request),
+        pending_queue_(context.workloads()[request.pending].queue),
+        pending_priority_(context.workloads()[request.pending].spec.priority) {}
 
   bool run() {
     ClusterState& cluster = context_.cluster();
@@ -177,7 +207,8 @@ class RoomSearch {
         const VictimIndex::Unit& unit = victims_.unit(index);
         touched_.push_back(unit.unit.workload);
         EvictedUnit record{&unit, {}};
-        for (PodId victim_pod : unit.pods) {
+        for (const VictimIndex::Member& member : victims_.members(index)) {
+          const PodId victim_pod = member.pod;
           if (!cluster.binding(victim_pod)) continue;  // taken already with the workload's extra
           record.pods.emplace_back(victim_pod, *cluster.binding(victim_pod));
           context_.evict(statement, victim_pod);
@@ -235,18 +266,107 @@ class RoomSearch {
 
   // Whether the unit, with the victims of its queue already chosen on this node, stays within
   // what its queue may lose; if so, counts it.
-  bool within_allowance(const VictimIndex::Unit& unit) {
+  bool within_allowance(uint32_t index, const VictimIndex::Unit& unit) {
     const size_t keys = request_.give_keys.size();
     if (keys == 0) return true;
-    if (taken_.size() != request_.give_allowance.size()) taken_.assign(request_.give_allowance.size(), 0);
+    if (taken_.size() != request_.give_allowance.size()) {
+      taken_.assign(request_.give_allowance.size(), 0);
+      taken_on_.assign(taken_.size() / keys, 0);
+    }
     const size_t base = unit.queue * keys;
+    if (taken_on_[unit.queue] != node_visit_) {  // nothing of the queue chosen on this node yet
+      taken_on_[unit.queue] = node_visit_;
+      for (size_t k = 0; k < keys; ++k) taken_[base + k] = 0;
+    }
     for (size_t k = 0; k < keys; ++k) {
-      const double amount = resource_at(unit.amount, request_.give_keys[k]);
+      const double amount = victims_.amount(index, request_.give_keys[k]);
       if (amount > 0 && taken_[base + k] + amount > request_.give_allowance[base + k]) return false;
     }
-    for (size_t k = 0; k < keys; ++k) taken_[base + k] += resource_at(unit.amount, request_.give_keys[k]);
-    taken_queues_.push_back(unit.queue);
+    for (size_t k = 0; k < keys; ++k) taken_[base + k] += victims_.amount(index, request_.give_keys[k]);
     return true;
+  }
+
+  // Whether the request's rule lets the search take a leaf queue's units at all (kAny: every
+  // queue, without listing nodes).
+  bool queue_may_give(QueueIndex leaf) const {
+    switch (request_.victims) {
+      case VictimRule::kAny:
+        return true;
+      case VictimRule::kOtherQueues: {
+        if (leaf == pending_queue_) return false;
+        const size_t keys = request_.give_keys.size();
+        for (size_t k = 0; k < keys; ++k) {
+          if (request_.give_allowance[leaf * keys + k] > 0) return true;
+        }
+        return false;
+      }
+      case VictimRule::kOwnQueueLowerPriority:
+        return leaf == pending_queue_;
+    }
+    return false;
+  }
+
+  // Whether the rule lets the search take this unit, on its own.
+  bool eligible(uint32_t index, const VictimIndex::Unit& unit) const {
+    switch (request_.victims) {
+      case VictimRule::kAny:
+        return true;
+      case VictimRule::kOtherQueues: {
+        if (unit.queue == pending_queue_) return false;
+        const size_t keys = request_.give_keys.size();
+        const double* entry = &request_.give_allowance[unit.queue * keys];
+        for (size_t k = 0; k < keys; ++k) {
+          const double lost = victims_.amount(index, request_.give_keys[k]);
+          if (lost > 0 && lost > entry[k]) return false;
+        }
+        return true;
+      }
+      case VictimRule::kOwnQueueLowerPriority:
+        return unit.queue == pending_queue_ && unit.priority < pending_priority_;
+    }
+    return false;
+  }
+
+  // Whether evicting every unit the node holds of queues that may give (at most what each may
+  // lose), with the node's free GPUs, could free `need` GPU milli. `reach_cap_` holds, per queue,
+  // the most it may give (INT64_MIN for a queue that may give nothing).
+  // The cheap bounds come first: most nodes a search visits are settled by them.
+  bool may_free(const ClusterState& cluster, NodeIndex node, int64_t need) const {
+    const int64_t free = cluster.gpu_free_milli(node);
+    if (free >= need) return true;
+    if (victims_.gpus_held_on(node) + free < need || !victims_.has_any_of(node, accepted_set_)) return false;
+    int64_t reachable = 0;
+    for (const VictimIndex::QueueGpus& held : victims_.gpus_by_queue_on(node)) {
+      // No unit larger than what its queue may lose can be taken.
+      const int64_t cap = reach_cap_[held.queue];
+      const int64_t take = std::min(held.gpu_milli, cap);
+      reachable += held.smallest_unit_milli <= cap ? take : 0;
+    }
+    return reachable + free >= need;
+  }
+
+  // Into node_list_: the nodes of the accepted queues, each once, in node order from `start`
+  // round the cluster. A bitmap, not a sort: searches list thousands of nodes.
+  void list_nodes(size_t node_count, size_t start) {
+    listed_bits_.assign((node_count + 63) / 64, 0);
+    for (QueueIndex leaf : accepted_) {
+      for (NodeIndex node : victims_.nodes_of(leaf)) {
+        listed_bits_[static_cast<size_t>(node) / 64] |= uint64_t{1} << (static_cast<size_t>(node) % 64);
+      }
+    }
+    node_list_.clear();
+    append_listed(start, node_count);
+    append_listed(0, start);
+  }
+
+  // The listed nodes in [from, to), in order.
+  void append_listed(size_t from, size_t to) {
+    for (size_t word = from / 64; word * 64 < to; ++word) {
+      for (uint64_t bits = listed_bits_[word]; bits != 0; bits &= bits - 1) {
+        const size_t node = word * 64 + static_cast<size_t>(std::countr_zero(bits));
+        if (node >= from && node < to) node_list_.push_back(static_cast<NodeIndex>(node));
+      }
+    }
   }
 
   bool give_up(Statement& statement) {
@@ -270,51 +390,41 @@ class RoomSearch {
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway;
     // either way in order from `start`, round the cluster.
     size_t listed = 0;
-    accepted_flag_.assign(context_.tree().size(), request_.victim_queue ? 0 : 1);
-    if (request_.victim_queue) {
+    const bool by_queue = request_.victims != VictimRule::kAny;
+    accepted_flag_.assign(context_.tree().size(), by_queue ? 0 : 1);
+    if (by_queue) {
       accepted_.clear();
       for (QueueIndex leaf : context_.tree().leaves()) {
-        if (!request_.victim_queue(leaf)) continue;
+        if (!queue_may_give(leaf)) continue;
         accepted_.push_back(leaf);
         accepted_flag_[leaf] = 1;
         listed += victims_.nodes_of(leaf).size();
       }
     }
-    const bool listed_only = request_.victim_queue && listed < static_cast<size_t>(node_count) / 4;
-    if (listed_only) {
-      node_list_.clear();
-      if (node_seen_.size() != static_cast<size_t>(node_count)) node_seen_.assign(static_cast<size_t>(node_count), 0);
-      ++node_stamp_;
-      for (QueueIndex leaf : accepted_) {
-        for (NodeIndex node : victims_.nodes_of(leaf)) {
-          if (node_seen_[static_cast<size_t>(node)] == node_stamp_) continue;
-          node_seen_[static_cast<size_t>(node)] = node_stamp_;
-          node_list_.push_back(node);
-        }
-      }
-      std::sort(node_list_.begin(), node_list_.end());
-      std::rotate(node_list_.begin(), std::lower_bound(node_list_.begin(), node_list_.end(), start), node_list_.end());
+    reach_cap_.resize(accepted_flag_.size());
+    accepted_set_ = {};
+    for (QueueIndex queue = 0; queue < reach_cap_.size(); ++queue) {
+      if (accepted_flag_[queue]) VictimIndex::add_queue(accepted_set_, queue);
+      reach_cap_[queue] = !accepted_flag_[queue]                ? INT64_MIN
+                          : request_.give_cap_milli.empty() ? INT64_MAX
+                                                            : request_.give_cap_milli[queue];
     }
+    const bool listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
+    if (listed_only) list_nodes(static_cast<size_t>(node_count), static_cast<size_t>(start));
     const size_t count = listed_only ? node_list_.size() : static_cast<size_t>(node_count);
+    NodeIndex next = start;
     for (size_t step = 0; step < count; ++step) {
-      const NodeIndex node = listed_only ? node_list_[step] : (start + static_cast<NodeIndex>(step)) % node_count;
+      NodeIndex node = next;
+      if (listed_only) {
+        node = node_list_[step];
+      } else if (++next == node_count) {
+        next = 0;
+      }
+      const std::span<const uint32_t> units = victims_.on_node(node);
+      if (units.empty()) continue;
       // Skip, without looking at a victim, a node where even evicting every unit of the queues
       // that may give would not free the GPUs the pod needs.
-      if (need > 0) {
-        int64_t reachable = 0;
-        for (const VictimIndex::QueueGpus& held : victims_.gpus_by_queue_on(node)) {
-          if (!accepted_flag_[held.queue]) continue;
-          if (request_.give_cap_milli.empty()) {
-            reachable += held.gpu_milli;
-          } else if (held.smallest_unit_milli <= request_.give_cap_milli[held.queue]) {
-            // No unit larger than what its queue may lose can be taken.
-            reachable += std::min(held.gpu_milli, request_.give_cap_milli[held.queue]);
-          }
-        }
-        if (reachable < need && reachable + cluster.node_state(node).gpu_free_total() < need) continue;
-      }
-      const auto& units = victims_.on_node(node);
-      if (units.empty()) continue;
+      if (need > 0 && !may_free(cluster, node, need)) continue;
       const NodeSpec& spec = cluster.node_spec(node);
       if (spec.gpu_count() < whole_gpus || check_static(spec, pod) != Predicate::kFits) continue;
       scratch_ = cluster.node_state(node);
@@ -325,31 +435,24 @@ class RoomSearch {
       choice.victims.clear();
       bool fits = false;
       released_.clear();
-      for (QueueIndex queue : taken_queues_) {
-        for (size_t k = 0; k < request_.give_keys.size(); ++k) taken_[queue * request_.give_keys.size() + k] = 0;
-      }
-      taken_queues_.clear();
+      ++node_visit_;  // clears taken_
       for (uint32_t index : units) {
         // A unit of a queue that may give nothing can be taken only if it holds none of the key
         // resources; the filter decides the rest.
         if (victims_.gone(index) || (!accepted_flag_[victims_.queue_of(index)] && (victims_.holds(index) & key_mask)))
           continue;
         const VictimIndex::Unit& unit = victims_.unit(index);
-        if (unit.unit.workload == request_.pending || touched(unit.unit.workload) ||
-            (request_.eligible && !request_.eligible(unit)))
-          continue;
-        if (!within_allowance(unit)) continue;
-        for (size_t member = 0; member < unit.pods.size(); ++member) {
+        if (unit.unit.workload == request_.pending || touched(unit.unit.workload) || !eligible(index, unit)) continue;
+        if (!within_allowance(index, unit)) continue;
+        for (const VictimIndex::Member& member : victims_.members(index)) {
           // A workload's extra may come before its whole unit, which holds that pod too.
-          const PodId victim_pod = unit.pods[member];
-          if (std::find(released_.begin(), released_.end(), victim_pod) != released_.end()) continue;
-          released_.push_back(victim_pod);
-          const Binding& binding = unit.bindings[member];
-          if (binding.node == node) {
-            scratch_.free += unit.requests[member];
-            for (int16_t device : binding.devices) {
+          if (std::find(released_.begin(), released_.end(), member.pod) != released_.end()) continue;
+          released_.push_back(member.pod);
+          if (member.node == node) {
+            scratch_.free += member.request;
+            for (int16_t device : victims_.devices(member)) {
               scratch_.gpu_used_milli[static_cast<size_t>(device)] =
-                  static_cast<int16_t>(scratch_.gpu_used_milli[static_cast<size_t>(device)] - binding.milli_per_device);
+                  static_cast<int16_t>(scratch_.gpu_used_milli[static_cast<size_t>(device)] - member.milli_per_device);
             }
           }
           ++choice.pods;
@@ -383,16 +486,23 @@ class RoomSearch {
   CycleContext& context_;
   VictimIndex& victims_;
   const RoomRequest& request_;
+  const QueueIndex pending_queue_;
+  const int pending_priority_;
   NodeState scratch_;
   std::vector<PodId> released_;
   std::vector<WorkloadId> touched_;
   std::vector<NodeIndex> node_list_;
   std::vector<QueueIndex> accepted_;
   std::vector<char> accepted_flag_;
-  std::vector<double> taken_;             // per queue × key: chosen so far on the current node
-  std::vector<QueueIndex> taken_queues_;  // the queues with entries in taken_ to clear
-  std::vector<uint32_t> node_seen_;
-  uint32_t node_stamp_ = 0;
+  std::vector<int64_t> reach_cap_;  // per queue: see may_free
+  VictimIndex::QueueSet accepted_set_;  // the queues of accepted_flag_
+  // Per queue × key: chosen so far on the node being looked into. A row is zeroed when first
+  // used on a node (taken_on_, per queue, holds the node_visit_ it was zeroed for), not every
+  // row at every node.
+  std::vector<double> taken_;
+  std::vector<uint64_t> taken_on_;
+  uint64_t node_visit_ = 0;  // counts the nodes looked into
+  std::vector<uint64_t> listed_bits_;  // per node: listed (list_nodes)
 };
 
 }  // namespace
