@@ -55,6 +55,7 @@ void ClusterState::classify_nodes() {
         classes.try_emplace(static_features(node, selector_keys_), static_cast<int32_t>(classes.size()));
     node_class_.push_back(it->second);
   }
+  node_class_count_ = static_cast<int32_t>(classes.size());
   groups_.clear();
   for (NodeIndex node = 0; node < node_count(); ++node) regroup(node);
 }

@@ -45,6 +45,8 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
     }
   }
   if (units_.empty()) min_priority_ = 0;
+  node_gpus_.reserve(node_count);
+  for (NodeIndex node = 0; node < cluster.node_count(); ++node) node_gpus_.push_back(cluster.node_spec(node).gpu_count());
   node_units_start_.reserve(node_count + 1);
   for (auto& list : by_node) {
     std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
@@ -58,15 +60,11 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
   }
   gpus_by_queue_start_.reserve(node_count + 1);
   gpus_held_.assign(node_count, 0);
-  queues_on_.assign(node_count, QueueSet{});
   for (size_t node = 0; node < node_count; ++node) {
     const auto& sums = gpus_by_queue[node];
     gpus_by_queue_start_.push_back(gpus_by_queue_.size());
     gpus_by_queue_.insert(gpus_by_queue_.end(), sums.begin(), sums.end());
-    for (const QueueGpus& sum : sums) {
-      gpus_held_[node] += sum.gpu_milli;
-      add_queue(queues_on_[node], sum.queue);
-    }
+    for (const QueueGpus& sum : sums) gpus_held_[node] += sum.gpu_milli;
   }
   gpus_by_queue_start_.push_back(gpus_by_queue_.size());
 }
@@ -112,9 +110,23 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
   min_priority_ = std::min(min_priority_, unit.priority);
   gone_.push_back(0);
   unit_queue_.push_back(static_cast<uint32_t>(workload.queue));
+  unit_workload_.push_back(victim.workload);
   unit_holds_.push_back(holds);
   units_.push_back(unit);
   return index;
+}
+
+const std::vector<uint64_t>& VictimIndex::nodes_of_any(const std::vector<QueueIndex>& leaves) {
+  if (union_known_ && leaves == union_of_) return union_bits_;
+  union_of_ = leaves;
+  union_known_ = true;
+  union_bits_.assign((node_gpus_.size() + 63) / 64, 0);
+  for (QueueIndex leaf : leaves) {
+    for (NodeIndex node : nodes_of_queue_[leaf]) {
+      union_bits_[static_cast<size_t>(node) / 64] |= uint64_t{1} << (static_cast<size_t>(node) % 64);
+    }
+  }
+  return union_bits_;
 }
 
 void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
@@ -266,16 +278,17 @@ class RoomSearch {
 
   // Whether the unit, with the victims of its queue already chosen on this node, stays within
   // what its queue may lose; if so, counts it.
-  bool within_allowance(uint32_t index, const VictimIndex::Unit& unit) {
+  bool within_allowance(uint32_t index) {
     const size_t keys = request_.give_keys.size();
     if (keys == 0) return true;
     if (taken_.size() != request_.give_allowance.size()) {
       taken_.assign(request_.give_allowance.size(), 0);
       taken_on_.assign(taken_.size() / keys, 0);
     }
-    const size_t base = unit.queue * keys;
-    if (taken_on_[unit.queue] != node_visit_) {  // nothing of the queue chosen on this node yet
-      taken_on_[unit.queue] = node_visit_;
+    const QueueIndex queue = victims_.queue_of(index);
+    const size_t base = queue * keys;
+    if (taken_on_[queue] != node_visit_) {  // nothing of the queue chosen on this node yet
+      taken_on_[queue] = node_visit_;
       for (size_t k = 0; k < keys; ++k) taken_[base + k] = 0;
     }
     for (size_t k = 0; k < keys; ++k) {
@@ -307,14 +320,15 @@ class RoomSearch {
   }
 
   // Whether the rule lets the search take this unit, on its own.
-  bool eligible(uint32_t index, const VictimIndex::Unit& unit) const {
+  bool eligible(uint32_t index) const {
+    const QueueIndex queue = victims_.queue_of(index);
     switch (request_.victims) {
       case VictimRule::kAny:
         return true;
       case VictimRule::kOtherQueues: {
-        if (unit.queue == pending_queue_) return false;
+        if (queue == pending_queue_) return false;
         const size_t keys = request_.give_keys.size();
-        const double* entry = &request_.give_allowance[unit.queue * keys];
+        const double* entry = &request_.give_allowance[queue * keys];
         for (size_t k = 0; k < keys; ++k) {
           const double lost = victims_.amount(index, request_.give_keys[k]);
           if (lost > 0 && lost > entry[k]) return false;
@@ -322,19 +336,19 @@ class RoomSearch {
         return true;
       }
       case VictimRule::kOwnQueueLowerPriority:
-        return unit.queue == pending_queue_ && unit.priority < pending_priority_;
+        return queue == pending_queue_ && victims_.unit(index).priority < pending_priority_;
     }
     return false;
   }
 
   // Whether evicting every unit the node holds of queues that may give (at most what each may
   // lose), with the node's free GPUs, could free `need` GPU milli. `reach_cap_` holds, per queue,
-  // the most it may give (INT64_MIN for a queue that may give nothing).
-  // The cheap bounds come first: most nodes a search visits are settled by them.
+  // the most it may give (INT64_MIN for a queue that may give nothing). The cheap bounds come
+  // first: most nodes a search visits are settled by them.
   bool may_free(const ClusterState& cluster, NodeIndex node, int64_t need) const {
     const int64_t free = cluster.gpu_free_milli(node);
     if (free >= need) return true;
-    if (victims_.gpus_held_on(node) + free < need || !victims_.has_any_of(node, accepted_set_)) return false;
+    if (victims_.gpus_held_on(node) + free < need) return false;
     int64_t reachable = 0;
     for (const VictimIndex::QueueGpus& held : victims_.gpus_by_queue_on(node)) {
       // No unit larger than what its queue may lose can be taken.
@@ -345,24 +359,29 @@ class RoomSearch {
     return reachable + free >= need;
   }
 
-  // Into node_list_: the nodes of the accepted queues, each once, in node order from `start`
-  // round the cluster. A bitmap, not a sort: searches list thousands of nodes.
-  void list_nodes(size_t node_count, size_t start) {
-    listed_bits_.assign((node_count + 63) / 64, 0);
-    for (QueueIndex leaf : accepted_) {
-      for (NodeIndex node : victims_.nodes_of(leaf)) {
-        listed_bits_[static_cast<size_t>(node) / 64] |= uint64_t{1} << (static_cast<size_t>(node) % 64);
-      }
-    }
-    node_list_.clear();
-    append_listed(start, node_count);
-    append_listed(0, start);
+  // check_static, once per node class where the classes tell the pod's selector apart.
+  bool fits_statically(const ClusterState& cluster, NodeIndex node, const PodSpec& pod) {
+    if (!by_class_) return check_static(cluster.node_spec(node), pod) == Predicate::kFits;
+    int8_t& fits = class_fits_[static_cast<size_t>(cluster.node_class(node))];
+    if (fits == kNotChecked) fits = check_static(cluster.node_spec(node), pod) == Predicate::kFits ? 1 : 0;
+    return fits == 1;
   }
 
-  // The listed nodes in [from, to), in order.
-  void append_listed(size_t from, size_t to) {
+  static bool has_bit(const uint64_t* bits, NodeIndex node) {
+    return (bits[static_cast<size_t>(node) / 64] >> (static_cast<size_t>(node) % 64) & 1) != 0;
+  }
+
+  // Into node_list_: the nodes of `bits`, in node order from `start` round the cluster.
+  void list_nodes(const uint64_t* bits, size_t node_count, size_t start) {
+    node_list_.clear();
+    append_listed(bits, start, node_count);
+    append_listed(bits, 0, start);
+  }
+
+  // The nodes of `bits` in [from, to), in order.
+  void append_listed(const uint64_t* listed, size_t from, size_t to) {
     for (size_t word = from / 64; word * 64 < to; ++word) {
-      for (uint64_t bits = listed_bits_[word]; bits != 0; bits &= bits - 1) {
+      for (uint64_t bits = listed[word]; bits != 0; bits &= bits - 1) {
         const size_t node = word * 64 + static_cast<size_t>(std::countr_zero(bits));
         if (node >= from && node < to) node_list_.push_back(static_cast<NodeIndex>(node));
       }
@@ -402,31 +421,36 @@ class RoomSearch {
       }
     }
     reach_cap_.resize(accepted_flag_.size());
-    accepted_set_ = {};
     for (QueueIndex queue = 0; queue < reach_cap_.size(); ++queue) {
-      if (accepted_flag_[queue]) VictimIndex::add_queue(accepted_set_, queue);
       reach_cap_[queue] = !accepted_flag_[queue]                ? INT64_MIN
                           : request_.give_cap_milli.empty() ? INT64_MAX
                                                             : request_.give_cap_milli[queue];
     }
     const bool listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
-    if (listed_only) list_nodes(static_cast<size_t>(node_count), static_cast<size_t>(start));
+    // Nodes of the queues that may give; without them, a node can take the pod only if its free
+    // GPUs suffice.
+    const uint64_t* of_queues = by_queue ? victims_.nodes_of_any(accepted_).data() : nullptr;
+    if (listed_only) list_nodes(of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
     const size_t count = listed_only ? node_list_.size() : static_cast<size_t>(node_count);
+    by_class_ = cluster.distinguishes_selector_of(pod);
+    class_fits_.assign(by_class_ ? static_cast<size_t>(cluster.node_class_count()) : 0, kNotChecked);
     NodeIndex next = start;
     for (size_t step = 0; step < count; ++step) {
       NodeIndex node = next;
       if (listed_only) {
         node = node_list_[step];
-      } else if (++next == node_count) {
-        next = 0;
+      } else {
+        if (++next == node_count) next = 0;
+        if (of_queues && !has_bit(of_queues, node) && cluster.gpu_free_milli(node) < need) continue;
       }
       const std::span<const uint32_t> units = victims_.on_node(node);
       if (units.empty()) continue;
       // Skip, without looking at a victim, a node where even evicting every unit of the queues
       // that may give would not free the GPUs the pod needs.
       if (need > 0 && !may_free(cluster, node, need)) continue;
+      if (victims_.gpu_count(node) < whole_gpus) continue;
+      if (!fits_statically(cluster, node, pod)) continue;
       const NodeSpec& spec = cluster.node_spec(node);
-      if (spec.gpu_count() < whole_gpus || check_static(spec, pod) != Predicate::kFits) continue;
       scratch_ = cluster.node_state(node);
       choice.node = node;
       choice.top_priority = INT_MIN;
@@ -441,9 +465,9 @@ class RoomSearch {
         // resources; the filter decides the rest.
         if (victims_.gone(index) || (!accepted_flag_[victims_.queue_of(index)] && (victims_.holds(index) & key_mask)))
           continue;
+        const WorkloadId workload = victims_.workload_of(index);
+        if (workload == request_.pending || touched(workload) || !eligible(index) || !within_allowance(index)) continue;
         const VictimIndex::Unit& unit = victims_.unit(index);
-        if (unit.unit.workload == request_.pending || touched(unit.unit.workload) || !eligible(index, unit)) continue;
-        if (!within_allowance(index, unit)) continue;
         for (const VictimIndex::Member& member : victims_.members(index)) {
           // A workload's extra may come before its whole unit, which holds that pod too.
           if (std::find(released_.begin(), released_.end(), member.pod) != released_.end()) continue;
@@ -495,14 +519,15 @@ class RoomSearch {
   std::vector<QueueIndex> accepted_;
   std::vector<char> accepted_flag_;
   std::vector<int64_t> reach_cap_;  // per queue: see may_free
-  VictimIndex::QueueSet accepted_set_;  // the queues of accepted_flag_
+  static constexpr int8_t kNotChecked = -1;
+  bool by_class_ = false;
+  std::vector<int8_t> class_fits_;  // per node class, for the pod of this search: 1 fits, 0 not
   // Per queue × key: chosen so far on the node being looked into. A row is zeroed when first
   // used on a node (taken_on_, per queue, holds the node_visit_ it was zeroed for), not every
   // row at every node.
   std::vector<double> taken_;
   std::vector<uint64_t> taken_on_;
   uint64_t node_visit_ = 0;  // counts the nodes looked into
-  std::vector<uint64_t> listed_bits_;  // per node: listed (list_nodes)
 };
 
 }  // namespace

@@ -12,7 +12,6 @@
 // preemptible, past the action's minimum runtime, and not started in this cycle.
 #pragma once
 
-#include <array>
 #include <functional>
 #include <span>
 #include <unordered_map>
@@ -69,20 +68,9 @@ class VictimIndex {
   }
   // Their sum over every queue on the node: what evicting all of them could free at most.
   int64_t gpus_held_on(NodeIndex node) const { return gpus_held_[static_cast<size_t>(node)]; }
-  // The queues with units on a node as a set of bits (queue % kQueueBits): a search passes over
-  // a node with none of the queues that may give without reading its entries. Exact up to
-  // kQueueBits queues; with more, two queues may share a bit, and the node is merely read.
-  static constexpr size_t kQueueBits = 256;
-  using QueueSet = std::array<uint64_t, kQueueBits / 64>;
-  static void add_queue(QueueSet& set, QueueIndex queue) {
-    set[(queue % kQueueBits) / 64] |= uint64_t{1} << (queue % 64);
-  }
-  bool has_any_of(NodeIndex node, const QueueSet& queues) const {
-    const QueueSet& here = queues_on_[static_cast<size_t>(node)];
-    uint64_t common = 0;
-    for (size_t word = 0; word < here.size(); ++word) common |= here[word] & queues[word];
-    return common != 0;
-  }
+  // The nodes where any of the leaf queues has units, as bits (word node / 64, bit node % 64).
+  // Remembered for the last list of queues: consecutive searches mostly ask for the same.
+  const std::vector<uint64_t>& nodes_of_any(const std::vector<QueueIndex>& leaves);
   // The nodes where a leaf queue's units run, in node order.
   const std::vector<NodeIndex>& nodes_of(QueueIndex leaf) const { return nodes_of_queue_[leaf]; }
   const Unit& unit(uint32_t index) const { return units_[index]; }
@@ -101,6 +89,9 @@ class VictimIndex {
   // queues, so a search can pass over units it may not take without loading them.
   bool gone(uint32_t index) const { return gone_[index] != 0; }
   QueueIndex queue_of(uint32_t index) const { return unit_queue_[index]; }
+  WorkloadId workload_of(uint32_t index) const { return unit_workload_[index]; }
+  // A node's GPU count, read without loading its spec.
+  int gpu_count(NodeIndex node) const { return node_gpus_[static_cast<size_t>(node)]; }
   // What a unit holds, as bits: kHoldsGpu, kHoldsCpuOrMemory.
   static constexpr uint8_t kHoldsGpu = 1, kHoldsCpuOrMemory = 2;
   uint8_t holds(uint32_t index) const { return unit_holds_[index]; }
@@ -119,6 +110,8 @@ class VictimIndex {
   std::vector<Unit> units_;
   std::vector<char> gone_;
   std::vector<uint32_t> unit_queue_;
+  std::vector<WorkloadId> unit_workload_;
+  std::vector<int> node_gpus_;
   std::vector<uint8_t> unit_holds_;
   std::vector<Member> members_;
   std::vector<size_t> members_start_;  // per unit, and one past the last
@@ -132,7 +125,9 @@ class VictimIndex {
   std::vector<QueueGpus> gpus_by_queue_;
   std::vector<size_t> gpus_by_queue_start_;  // per node, and one past the last
   std::vector<int64_t> gpus_held_;           // per node
-  std::vector<QueueSet> queues_on_;          // per node
+  std::vector<QueueIndex> union_of_;         // the queues of union_bits_ (nodes_of_any)
+  std::vector<uint64_t> union_bits_;
+  bool union_known_ = false;
   std::vector<int32_t> whole_unit_of_;       // per workload: index of its whole unit, or -1
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
   int min_priority_ = 0;
