@@ -11,6 +11,29 @@ bool runs_before(const Workload& a, WorkloadId a_id, const Workload& b, Workload
   return a_id < b_id;
 }
 
+void sort_by_queue_and_run_order(const WorkloadSet& workloads, std::vector<WorkloadId>& ids) {
+  struct Key {
+    QueueIndex queue;
+    int priority;
+    double submitted_at;
+    WorkloadId id;
+  };
+  std::vector<Key> keys;
+  keys.reserve(ids.size());
+  for (WorkloadId id : ids) {
+    const Workload& workload = workloads[id];
+    keys.push_back({workload.queue, workload.spec.priority, workload.submitted_at, id});
+  }
+  // runs_before, on the keys.
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.queue != b.queue) return a.queue < b.queue;
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
+    return a.id < b.id;
+  });
+  for (size_t i = 0; i < keys.size(); ++i) ids[i] = keys[i].id;
+}
+
 CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, FairShares shares,
                            std::vector<QueueLoad> loads, std::vector<ResourceVector> non_preemptible)
     : inputs_(inputs),
@@ -175,11 +198,7 @@ void CycleContext::commit(Statement& statement, Action action, WorkloadId benefi
 }
 
 void CycleContext::finish_result() {
-  std::sort(pending_.begin(), pending_.end(), [&](WorkloadId a, WorkloadId b) {
-    const Workload& first = workloads()[a];
-    const Workload& second = workloads()[b];
-    return first.queue != second.queue ? first.queue < second.queue : runs_before(first, a, second, b);
-  });
+  sort_by_queue_and_run_order(workloads(), pending_);
   for (WorkloadId id : pending_) {
     if (!still_pending(id)) continue;
     std::optional<PendingReason>& reason = reasons_[static_cast<size_t>(id)];

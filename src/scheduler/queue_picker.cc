@@ -1,7 +1,5 @@
 #include "scheduler/queue_picker.h"
 
-#include <algorithm>
-
 namespace tessera {
 
 QueuePicker::QueuePicker(CycleContext& context, const std::vector<WorkloadId>& candidates)
@@ -11,14 +9,12 @@ QueuePicker::QueuePicker(CycleContext& context, const std::vector<WorkloadId>& c
       remaining_(context.tree().size(), 0) {
   const QueueTree& tree = context.tree();
   const WorkloadSet& workloads = context.workloads();
-  for (WorkloadId id : candidates) {
+  std::vector<WorkloadId> sorted = candidates;
+  sort_by_queue_and_run_order(workloads, sorted);  // so each leaf's come in runs_before order
+  for (WorkloadId id : sorted) {
     const QueueIndex leaf = workloads[id].queue;
     by_leaf_[leaf].push_back(id);
     for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree.parent(queue)) ++remaining_[queue];
-  }
-  for (auto& list : by_leaf_) {
-    std::sort(list.begin(), list.end(),
-              [&](WorkloadId a, WorkloadId b) { return runs_before(workloads[a], a, workloads[b], b); });
   }
 }
 
