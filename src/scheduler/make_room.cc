@@ -108,10 +108,7 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
     if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
   }
   min_priority_ = std::min(min_priority_, unit.priority);
-  gone_.push_back(0);
-  unit_queue_.push_back(static_cast<uint32_t>(workload.queue));
-  unit_workload_.push_back(victim.workload);
-  unit_holds_.push_back(holds);
+  tags_.push_back({victim.workload, static_cast<uint32_t>(workload.queue), holds, 0});
   units_.push_back(unit);
   return index;
 }
@@ -135,13 +132,13 @@ void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
     if (eviction.workload < 0 || static_cast<size_t>(eviction.workload) >= whole_unit_of_.size()) continue;
     // The workload's pods changed, so its whole unit is stale; a whole eviction takes its extras.
     if (const int32_t whole = whole_unit_of_[static_cast<size_t>(eviction.workload)]; whole >= 0)
-      gone_[static_cast<size_t>(whole)] = 1;
+      tags_[static_cast<size_t>(whole)].gone = 1;
     auto extras = extras_of_.find(eviction.workload);
     if (extras == extras_of_.end()) continue;
     for (uint32_t index : extras->second) {
       if (eviction.whole_workload ||
           std::find(eviction.pods.begin(), eviction.pods.end(), units_[index].unit.extra) != eviction.pods.end())
-        gone_[index] = 1;
+        tags_[index].gone = 1;
     }
   }
 }
@@ -451,7 +448,6 @@ class RoomSearch {
       if (victims_.gpu_count(node) < whole_gpus) continue;
       if (!fits_statically(cluster, node, pod)) continue;
       const NodeSpec& spec = cluster.node_spec(node);
-      scratch_ = cluster.node_state(node);
       choice.node = node;
       choice.top_priority = INT_MIN;
       choice.gpu_milli = 0;
@@ -468,6 +464,7 @@ class RoomSearch {
         const WorkloadId workload = victims_.workload_of(index);
         if (workload == request_.pending || touched(workload) || !eligible(index) || !within_allowance(index)) continue;
         const VictimIndex::Unit& unit = victims_.unit(index);
+        if (choice.victims.empty()) scratch_ = cluster.node_state(node);  // the node as its victims leave it
         for (const VictimIndex::Member& member : victims_.members(index)) {
           // A workload's extra may come before its whole unit, which holds that pod too.
           if (std::find(released_.begin(), released_.end(), member.pod) != released_.end()) continue;

@@ -85,16 +85,17 @@ class VictimIndex {
   double amount(uint32_t index, ResourceId resource) const {
     return resource < resource_count_ ? amounts_[index * resource_count_ + resource] : 0.0;
   }
-  // Evicted (or changed) by a commit of this action. Kept apart from the units, with their
-  // queues, so a search can pass over units it may not take without loading them.
-  bool gone(uint32_t index) const { return gone_[index] != 0; }
-  QueueIndex queue_of(uint32_t index) const { return unit_queue_[index]; }
-  WorkloadId workload_of(uint32_t index) const { return unit_workload_[index]; }
+  // Evicted (or changed) by a commit of this action. Kept apart from the units, in one small
+  // tag per unit with its workload, queue and what it holds, so a search can pass over units it
+  // may not take loading one tag.
+  bool gone(uint32_t index) const { return tags_[index].gone != 0; }
+  QueueIndex queue_of(uint32_t index) const { return tags_[index].queue; }
+  WorkloadId workload_of(uint32_t index) const { return tags_[index].workload; }
   // A node's GPU count, read without loading its spec.
   int gpu_count(NodeIndex node) const { return node_gpus_[static_cast<size_t>(node)]; }
   // What a unit holds, as bits: kHoldsGpu, kHoldsCpuOrMemory.
   static constexpr uint8_t kHoldsGpu = 1, kHoldsCpuOrMemory = 2;
-  uint8_t holds(uint32_t index) const { return unit_holds_[index]; }
+  uint8_t holds(uint32_t index) const { return tags_[index].holds; }
   // The lowest priority of any unit: a node whose victims are all of it is as cheap as it gets.
   int min_priority() const { return min_priority_; }
   // Marks gone every unit touched by the evictions: the unit itself and, for an extra, its
@@ -108,11 +109,14 @@ class VictimIndex {
                     std::vector<std::vector<QueueGpus>>& gpus_by_queue, std::vector<std::vector<uint32_t>>& by_node);
 
   std::vector<Unit> units_;
-  std::vector<char> gone_;
-  std::vector<uint32_t> unit_queue_;
-  std::vector<WorkloadId> unit_workload_;
+  struct Tag {
+    WorkloadId workload = -1;
+    uint32_t queue = 0;
+    uint8_t holds = 0;
+    uint8_t gone = 0;
+  };
+  std::vector<Tag> tags_;  // per unit
   std::vector<int> node_gpus_;
-  std::vector<uint8_t> unit_holds_;
   std::vector<Member> members_;
   std::vector<size_t> members_start_;  // per unit, and one past the last
   std::vector<int16_t> devices_;
