@@ -45,6 +45,7 @@ double QueueLedger::dominant_share(QueueIndex queue) const {
 }
 
 void QueueLedger::add(QueueIndex leaf, const ResourceVector& amount, bool preemptible) {
+  ++version_;
   for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
     share_known_[queue] = 0;
     for (ResourceId r = 0; r < amount.size() && r < tree_.resource_count(); ++r) {
@@ -55,6 +56,7 @@ void QueueLedger::add(QueueIndex leaf, const ResourceVector& amount, bool preemp
 }
 
 void QueueLedger::remove(QueueIndex leaf, const ResourceVector& amount, bool preemptible) {
+  ++version_;
   for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
     share_known_[queue] = 0;
     for (ResourceId r = 0; r < amount.size() && r < tree_.resource_count(); ++r) {

@@ -45,6 +45,8 @@ class QueueLedger {
   double dominant_share(QueueIndex queue) const;
 
   void add(QueueIndex leaf, const ResourceVector& amount, bool preemptible);
+  // Counts adds and removes: what the ledger says is unchanged while it stays the same.
+  uint64_t version() const { return version_; }
   void remove(QueueIndex leaf, const ResourceVector& amount, bool preemptible);
 
   // Limits on the whole path, and for non-preemptible work the deserved quota of the key
@@ -89,6 +91,7 @@ class QueueLedger {
   std::vector<ResourceVector> allocated_;
   std::vector<ResourceVector> non_preemptible_;
   std::vector<size_t> first_, last_;  // per queue: its number, and the last in its subtree
+  uint64_t version_ = 0;
   mutable std::vector<double> share_cache_;  // per queue, valid where share_known_
   mutable std::vector<char> share_known_;
 };

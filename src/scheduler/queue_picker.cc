@@ -20,9 +20,22 @@ QueuePicker::QueuePicker(CycleContext& context, const std::vector<WorkloadId>& c
 
 WorkloadId QueuePicker::next() {
   const QueueTree& tree = context_.tree();
+  const uint64_t version = context_.ledger().version();
+  if (last_leaf_ == QueueTree::kNoParent || version != last_version_ || remaining_[last_leaf_] == 0) {
+    last_leaf_ = pick_leaf();
+    last_version_ = version;
+    if (last_leaf_ == QueueTree::kNoParent) return -1;
+  }
+  const QueueIndex chosen = last_leaf_;
+  const WorkloadId workload = by_leaf_[chosen][cursor_[chosen]++];
+  for (QueueIndex queue = chosen; queue != QueueTree::kNoParent; queue = tree.parent(queue)) --remaining_[queue];
+  return workload;
+}
+
+QueueIndex QueuePicker::pick_leaf() const {
+  const QueueTree& tree = context_.tree();
   const QueueLedger& ledger = context_.ledger();
   const std::vector<QueueIndex>* level = &tree.top_level();
-  QueueIndex chosen = QueueTree::kNoParent;
   while (true) {
     QueueIndex best = QueueTree::kNoParent;
     double best_share = 0;
@@ -37,14 +50,9 @@ WorkloadId QueuePicker::next() {
         best_share = share;
       }
     }
-    if (best == QueueTree::kNoParent) return -1;
-    chosen = best;
-    if (tree.is_leaf(chosen)) break;
-    level = &tree.children(chosen);
+    if (best == QueueTree::kNoParent || tree.is_leaf(best)) return best;
+    level = &tree.children(best);
   }
-  const WorkloadId workload = by_leaf_[chosen][cursor_[chosen]++];
-  for (QueueIndex queue = chosen; queue != QueueTree::kNoParent; queue = tree.parent(queue)) --remaining_[queue];
-  return workload;
 }
 
 }  // namespace tessera
