@@ -114,16 +114,36 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
 }
 
 const std::vector<uint64_t>& VictimIndex::nodes_of_any(const std::vector<QueueIndex>& leaves) {
-  if (union_known_ && leaves == union_of_) return union_bits_;
-  union_of_ = leaves;
-  union_known_ = true;
-  union_bits_.assign((node_gpus_.size() + 63) / 64, 0);
+  if (union_bits_.empty()) {
+    union_bits_.assign((node_gpus_.size() + 63) / 64, 0);
+    union_count_.assign(node_gpus_.size(), 0);
+    in_union_.assign(nodes_of_queue_.size(), 0);
+    asked_.assign(nodes_of_queue_.size(), 0);
+  }
+  if (leaves == union_of_) return union_bits_;
+  for (QueueIndex leaf : leaves) asked_[leaf] = 1;
+  for (QueueIndex leaf : union_of_) {
+    if (!asked_[leaf]) count_queue_nodes(leaf, false);
+  }
   for (QueueIndex leaf : leaves) {
-    for (NodeIndex node : nodes_of_queue_[leaf]) {
-      union_bits_[static_cast<size_t>(node) / 64] |= uint64_t{1} << (static_cast<size_t>(node) % 64);
+    if (!in_union_[leaf]) count_queue_nodes(leaf, true);
+    asked_[leaf] = 0;
+  }
+  union_of_ = leaves;
+  return union_bits_;
+}
+
+void VictimIndex::count_queue_nodes(QueueIndex leaf, bool in) {
+  in_union_[leaf] = in ? 1 : 0;
+  for (NodeIndex node : nodes_of_queue_[leaf]) {
+    const auto index = static_cast<size_t>(node);
+    const uint64_t bit = uint64_t{1} << (index % 64);
+    if (in) {
+      if (union_count_[index]++ == 0) union_bits_[index / 64] |= bit;
+    } else if (--union_count_[index] == 0) {
+      union_bits_[index / 64] &= ~bit;
     }
   }
-  return union_bits_;
 }
 
 void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
@@ -284,15 +304,17 @@ class RoomSearch {
     }
     const QueueIndex queue = victims_.queue_of(index);
     const size_t base = queue * keys;
-    if (taken_on_[queue] != node_visit_) {  // nothing of the queue chosen on this node yet
-      taken_on_[queue] = node_visit_;
-      for (size_t k = 0; k < keys; ++k) taken_[base + k] = 0;
-    }
+    const bool fresh = taken_on_[queue] != node_visit_;  // nothing of the queue chosen on this node yet
     for (size_t k = 0; k < keys; ++k) {
       const double amount = victims_.amount(index, request_.give_keys[k]);
-      if (amount > 0 && taken_[base + k] + amount > request_.give_allowance[base + k]) return false;
+      const double taken = fresh ? 0.0 : taken_[base + k];
+      if (amount > 0 && taken + amount > request_.give_allowance[base + k]) return false;
     }
-    for (size_t k = 0; k < keys; ++k) taken_[base + k] += victims_.amount(index, request_.give_keys[k]);
+    for (size_t k = 0; k < keys; ++k) {
+      const double taken = fresh ? 0.0 : taken_[base + k];
+      taken_[base + k] = taken + victims_.amount(index, request_.give_keys[k]);
+    }
+    taken_on_[queue] = node_visit_;
     return true;
   }
 
@@ -519,9 +541,9 @@ class RoomSearch {
   static constexpr int8_t kNotChecked = -1;
   bool by_class_ = false;
   std::vector<int8_t> class_fits_;  // per node class, for the pod of this search: 1 fits, 0 not
-  // Per queue × key: chosen so far on the node being looked into. A row is zeroed when first
-  // used on a node (taken_on_, per queue, holds the node_visit_ it was zeroed for), not every
-  // row at every node.
+  // Per queue × key: chosen so far on the node being looked into. A row counts only where
+  // taken_on_ (per queue) holds the current node_visit_, and reads as zero elsewhere: no row is
+  // cleared at every node.
   std::vector<double> taken_;
   std::vector<uint64_t> taken_on_;
   uint64_t node_visit_ = 0;  // counts the nodes looked into

@@ -69,7 +69,8 @@ class VictimIndex {
   // Their sum over every queue on the node: what evicting all of them could free at most.
   int64_t gpus_held_on(NodeIndex node) const { return gpus_held_[static_cast<size_t>(node)]; }
   // The nodes where any of the leaf queues has units, as bits (word node / 64, bit node % 64).
-  // Remembered for the last list of queues: consecutive searches mostly ask for the same.
+  // Kept from the last list of queues and changed by the queues that came or went: consecutive
+  // searches ask for much the same.
   const std::vector<uint64_t>& nodes_of_any(const std::vector<QueueIndex>& leaves);
   // The nodes where a leaf queue's units run, in node order.
   const std::vector<NodeIndex>& nodes_of(QueueIndex leaf) const { return nodes_of_queue_[leaf]; }
@@ -129,9 +130,12 @@ class VictimIndex {
   std::vector<QueueGpus> gpus_by_queue_;
   std::vector<size_t> gpus_by_queue_start_;  // per node, and one past the last
   std::vector<int64_t> gpus_held_;           // per node
-  std::vector<QueueIndex> union_of_;         // the queues of union_bits_ (nodes_of_any)
+  // nodes_of_any: per queue, whether it is in the union; per node, how many of its queues are.
+  void count_queue_nodes(QueueIndex leaf, bool in);
+  std::vector<char> in_union_, asked_;
+  std::vector<uint32_t> union_count_;
+  std::vector<QueueIndex> union_of_;
   std::vector<uint64_t> union_bits_;
-  bool union_known_ = false;
   std::vector<int32_t> whole_unit_of_;       // per workload: index of its whole unit, or -1
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
   int min_priority_ = 0;
