@@ -108,6 +108,8 @@ class VictimIndex {
  private:
   uint32_t add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
                     std::vector<std::vector<QueueGpus>>& gpus_by_queue, std::vector<std::vector<uint32_t>>& by_node);
+  // For nodes_of_any: adds the queue's nodes to the union, or takes them out.
+  void count_queue_nodes(QueueIndex leaf, bool in);
 
   std::vector<Unit> units_;
   struct Tag {
@@ -117,7 +119,7 @@ class VictimIndex {
     uint8_t gone = 0;
   };
   std::vector<Tag> tags_;  // per unit
-  std::vector<int> node_gpus_;
+  std::vector<int> node_gpus_;  // per node
   std::vector<Member> members_;
   std::vector<size_t> members_start_;  // per unit, and one past the last
   std::vector<int16_t> devices_;
@@ -131,7 +133,6 @@ class VictimIndex {
   std::vector<size_t> gpus_by_queue_start_;  // per node, and one past the last
   std::vector<int64_t> gpus_held_;           // per node
   // nodes_of_any: per queue, whether it is in the union; per node, how many of its queues are.
-  void count_queue_nodes(QueueIndex leaf, bool in);
   std::vector<char> in_union_, asked_;
   std::vector<uint32_t> union_count_;
   std::vector<QueueIndex> union_of_;
@@ -156,8 +157,8 @@ struct RoomRequest {
   WorkloadId pending = -1;
   Action action = Action::kReclaim;
   // Which units may be taken. Except for kAny, only nodes running units of leaf queues that may
-  // give are searched: for reclaim queues other than the workload's with some allowance left,
-  // for preemption the workload's own queue.
+  // give are searched (unless those are a quarter of the cluster or more): for reclaim queues
+  // other than the workload's with some allowance left, for preemption the workload's own queue.
   VictimRule victims = VictimRule::kAny;
   // For rules that read the ledger (give_allowance, give_cap_milli): the caller calls it before
   // make_room, and make_room again after each round of evictions (only evictions change what
