@@ -28,8 +28,10 @@ auto static_features(const NodeSpec& node, const std::set<std::string>& selector
 ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
     : spec_(std::move(spec)), reservations_(spec_->nodes.size()), groups_(static_cast<int>(spec_->nodes.size())) {
   states_.reserve(spec_->nodes.size());
+  gpu_free_milli_.reserve(spec_->nodes.size());
   for (const NodeSpec& node : spec_->nodes) {
     states_.push_back(NodeState::empty(node));
+    gpu_free_milli_.push_back(states_.back().gpu_free_total());
     std::vector<GpuDevice> kinds;
     std::vector<int16_t> ordinals;
     for (const GpuDevice& device : node.gpus) {
@@ -53,6 +55,7 @@ void ClusterState::classify_nodes() {
         classes.try_emplace(static_features(node, selector_keys_), static_cast<int32_t>(classes.size()));
     node_class_.push_back(it->second);
   }
+  node_class_count_ = static_cast<int32_t>(classes.size());
   groups_.clear();
   for (NodeIndex node = 0; node < node_count(); ++node) regroup(node);
 }
@@ -91,7 +94,9 @@ PodId ClusterState::add_pod(PodSpec pod) {
 
 void ClusterState::bind(PodId id, Binding binding) {
   PodEntry& entry = pods_[static_cast<size_t>(id)];
-  states_[static_cast<size_t>(binding.node)].apply(entry.spec, binding);
+  NodeState& state = states_[static_cast<size_t>(binding.node)];
+  state.apply(entry.spec, binding);
+  gpu_free_milli_[static_cast<size_t>(binding.node)] = state.gpu_free_total();
   totals_.gpu_allocated_milli += binding.gpu_milli();
   totals_.allocated += entry.spec.request;
   NodeIndex node = binding.node;
@@ -111,7 +116,9 @@ Binding ClusterState::unbind(PodId id) {
   PodEntry& entry = pods_[static_cast<size_t>(id)];
   Binding binding = std::move(*entry.binding);
   entry.binding.reset();
-  states_[static_cast<size_t>(binding.node)].release(entry.spec, binding);
+  NodeState& state = states_[static_cast<size_t>(binding.node)];
+  state.release(entry.spec, binding);
+  gpu_free_milli_[static_cast<size_t>(binding.node)] = state.gpu_free_total();
   totals_.gpu_allocated_milli -= binding.gpu_milli();
   totals_.allocated -= entry.spec.request;
   regroup(binding.node);

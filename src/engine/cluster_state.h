@@ -58,6 +58,10 @@ class ClusterState {
   const NodeState& node_state(NodeIndex node) const { return states_[static_cast<size_t>(node)]; }
   NodeView view(NodeIndex node) const { return {node, node_spec(node), node_state(node)}; }
   const NodeGroups& groups() const { return groups_; }
+  // Nodes of one class are equal in everything placement can see but their usage, so the static
+  // checks (check_static) of a pod whose selector they distinguish agree on all of them.
+  int32_t node_class(NodeIndex node) const { return node_class_[static_cast<size_t>(node)]; }
+  int32_t node_class_count() const { return node_class_count_; }
 
   // Also starts telling nodes apart by any label key the pod's node selector names.
   PodId add_pod(PodSpec pod);
@@ -74,6 +78,9 @@ class ClusterState {
   Binding unbind(PodId id);
 
   const ClusterTotals& totals() const { return totals_; }
+  // A node's free GPU milli in all (its state's gpu_free_total), kept in one flat array so that
+  // searches visiting thousands of nodes need not load each node's devices.
+  int64_t gpu_free_milli(NodeIndex node) const { return gpu_free_milli_[static_cast<size_t>(node)]; }
 
   // Reserves the node for a holder, or releases it (holder -1).
   void reserve(NodeIndex node, NodeReservation reservation);
@@ -102,7 +109,9 @@ class ClusterState {
 
   std::shared_ptr<const ClusterSpec> spec_;
   std::vector<NodeState> states_;
+  std::vector<int64_t> gpu_free_milli_;  // per node, in step with states_
   std::vector<int32_t> node_class_;
+  int32_t node_class_count_ = 0;
   std::set<std::string> selector_keys_;
   std::vector<std::vector<int16_t>> device_kind_;  // per node: ordinal of each device's (model, memory)
   std::vector<PodEntry> pods_;

@@ -93,7 +93,8 @@ void consolidate(CycleContext& context) {
         RoomRequest request;
         request.pending = id;
         request.action = Action::kConsolidate;
-        request.move_victims = true;  // any unit the index holds may move
+        request.victims = VictimRule::kAny;  // any unit the index holds may move
+        request.move_victims = true;
         return make_room(context, victims, request);
       });
 }
@@ -101,6 +102,9 @@ void consolidate(CycleContext& context) {
 void reclaim(CycleContext& context) {
   const QueueTree& tree = context.tree();
   VictimIndex victims(context, per_queue(tree, reclaim_min_runtime));
+  // What the queues held when an attempt began; one buffer for all attempts (copying into it
+  // reuses its vectors).
+  std::vector<ResourceVector> before;
   // A reclaim only takes from queues above their share and fills the room it frees, so after it
   // another queue's failed reclaim can succeed only if room was left free.
   for_each_waiting<std::pair<uint32_t, QueueIndex>>(
@@ -121,17 +125,16 @@ void reclaim(CycleContext& context) {
         reason.reclaim_tried = true;
         if (!quota_allows(context, id)) return false;
         const ResourceVector& request_amount = context.gang_request(id);
-        const std::vector<ResourceVector> before = context.ledger().allocated();
-        std::vector<double> allowance;
+        before = context.ledger().allocated();
         const size_t key_count = keys.size();
         RoomRequest request;
         request.pending = id;
         request.action = Action::kReclaim;
         request.give_cap_milli.assign(tree.size(), 0);
         request.give_keys = keys;
+        std::vector<double>& allowance = request.give_allowance;
         request.refresh = [&] {
           context.ledger().loss_allowance(pending.queue, request_amount, before, keys, allowance);
-          request.give_allowance = allowance;
           // keys[0] is gpu for a GPU workload; a CPU-only one needs no GPU, so no cap is read.
           for (QueueIndex queue = 0; queue < tree.size(); ++queue) {
             const double gpus = allowance[queue * key_count];
@@ -139,22 +142,7 @@ void reclaim(CycleContext& context) {
                 gpus <= 0 ? 0 : static_cast<int64_t>(std::min(gpus * kMilliPerGpu + 1, 1e15));
           }
         };
-        request.victim_queue = [&](QueueIndex leaf) {
-          if (leaf == pending.queue) return false;
-          for (size_t k = 0; k < key_count; ++k) {
-            if (allowance[leaf * key_count + k] > 0) return true;
-          }
-          return false;
-        };
-        request.eligible = [&](const VictimIndex::Unit& unit) {
-          if (unit.queue == pending.queue) return false;
-          const double* entry = &allowance[unit.queue * key_count];
-          for (size_t k = 0; k < key_count; ++k) {
-            const double lost = resource_at(unit.amount, keys[k]);
-            if (lost > 0 && lost > entry[k]) return false;
-          }
-          return true;
-        };
+        request.victims = VictimRule::kOtherQueues;  // reads give_allowance, which refresh keeps current
         // Fail fast when even every free GPU plus all that other queues may lose cannot hold it.
         request.refresh();
         const double needed_gpus = static_cast<double>(context.gang_gpu_milli(id)) / kMilliPerGpu;
@@ -181,16 +169,12 @@ void preempt(CycleContext& context) {
       },
       [&] { return context.freed_generation(); },
       [&](WorkloadId id) {
-        const Workload& pending = context.workloads()[id];
         if (!quota_allows(context, id)) return false;
         context.reason(id)->preemption_tried = true;
         RoomRequest request;
         request.pending = id;
         request.action = Action::kPreempt;
-        request.victim_queue = [&](QueueIndex leaf) { return leaf == pending.queue; };
-        request.eligible = [&](const VictimIndex::Unit& unit) {
-          return unit.queue == pending.queue && unit.priority < pending.spec.priority;
-        };
+        request.victims = VictimRule::kOwnQueueLowerPriority;
         return make_room(context, victims, request);
       });
 }

@@ -1,6 +1,7 @@
 #include "scheduler/cycle_context.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 
 namespace tessera {
@@ -9,6 +10,38 @@ bool runs_before(const Workload& a, WorkloadId a_id, const Workload& b, Workload
   if (a.spec.priority != b.spec.priority) return a.spec.priority > b.spec.priority;
   if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
   return a_id < b_id;
+}
+
+void sort_by_queue_and_run_order(const WorkloadSet& workloads, std::vector<WorkloadId>& ids) {
+  struct Key {
+    int priority;
+    double submitted_at;
+    WorkloadId id;
+  };
+  // By queue first, counting: then each queue's keys are sorted alone.
+  std::vector<size_t> start;
+  for (WorkloadId id : ids) {
+    const QueueIndex queue = workloads[id].queue;
+    if (queue + 2 > start.size()) start.resize(queue + 2, 0);
+    ++start[queue + 1];
+  }
+  for (size_t queue = 1; queue < start.size(); ++queue) start[queue] += start[queue - 1];
+  std::vector<Key> keys(ids.size());
+  std::vector<size_t> next(start.begin(), start.end());
+  for (WorkloadId id : ids) {
+    const Workload& workload = workloads[id];
+    keys[next[workload.queue]++] = {workload.spec.priority, workload.submitted_at, id};
+  }
+  for (size_t queue = 0; queue + 1 < start.size(); ++queue) {
+    // runs_before, on the keys.
+    std::sort(keys.begin() + static_cast<std::ptrdiff_t>(start[queue]),
+              keys.begin() + static_cast<std::ptrdiff_t>(start[queue + 1]), [](const Key& a, const Key& b) {
+                if (a.priority != b.priority) return a.priority > b.priority;
+                if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
+                return a.id < b.id;
+              });
+  }
+  for (size_t i = 0; i < keys.size(); ++i) ids[i] = keys[i].id;
 }
 
 CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, FairShares shares,
@@ -200,11 +233,7 @@ void CycleContext::commit(Statement& statement, Action action, WorkloadId benefi
 }
 
 void CycleContext::finish_result() {
-  std::sort(pending_.begin(), pending_.end(), [&](WorkloadId a, WorkloadId b) {
-    const Workload& first = workloads()[a];
-    const Workload& second = workloads()[b];
-    return first.queue != second.queue ? first.queue < second.queue : runs_before(first, a, second, b);
-  });
+  sort_by_queue_and_run_order(workloads(), pending_);
   for (WorkloadId id : pending_) {
     if (!still_pending(id)) continue;
     std::optional<PendingReason>& reason = reasons_[static_cast<size_t>(id)];

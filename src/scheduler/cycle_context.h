@@ -114,4 +114,9 @@ class CycleContext {
 // Inside a queue: higher priority first, then older, then lower id.
 bool runs_before(const Workload& a, WorkloadId a_id, const Workload& b, WorkloadId b_id);
 
+// Sorts workloads by queue index, then runs_before: bucketed by queue, then each queue's sorted
+// on compact copies of the keys. A cycle sorts a hundred thousand pending workloads several
+// times, and loading a workload at every comparison costs more than the sort.
+void sort_by_queue_and_run_order(const WorkloadSet& workloads, std::vector<WorkloadId>& ids);
+
 }  // namespace tessera

@@ -1,7 +1,9 @@
 #include "scheduler/make_room.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
+#include <cstdint>
 #include <cmath>
 
 #include "policy/feasibility.h"
@@ -20,11 +22,14 @@ bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
 }  // namespace
 
 VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runtime)
-    : by_node_(static_cast<size_t>(context.cluster().node_count())), nodes_of_queue_(context.tree().size()) {
-  std::vector<std::vector<QueueGpus>> gpus_by_queue(by_node_.size());
+    : resource_count_(context.meter().resource_count()), nodes_of_queue_(context.tree().size()) {
+  const auto node_count = static_cast<size_t>(context.cluster().node_count());
+  std::vector<std::vector<QueueGpus>> gpus_by_queue(node_count);
+  std::vector<std::vector<uint32_t>> by_node(node_count);
   const WorkloadSet& workloads = context.workloads();
   const ClusterState& cluster = context.cluster();
   whole_unit_of_.assign(workloads.size(), -1);
+  members_start_.push_back(0);
   min_priority_ = INT_MAX;
   for (WorkloadId id : workloads.active()) {
     const Workload& workload = workloads[id];
@@ -32,63 +37,113 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
     if (!workload.spec.preemptible || !workloads.is_running(id, cluster) || workload.started_at >= context.now() ||
         context.now() - workload.started_at < min_runtime[workload.queue])
       continue;
-    auto add_unit = [&](VictimUnit victim) {
-      Unit unit;
-      unit.unit = victim;
-      unit.queue = workload.queue;
-      unit.priority = workload.spec.priority;
-      unit.started_at = workload.started_at;
-      unit.pods = context.unit_pods(victim);
-      unit.amount = context.unit_amount(victim);
-      for (PodId pod : unit.pods) {
-        unit.bindings.push_back(*cluster.binding(pod));
-        unit.requests.push_back(cluster.pod(pod).request);
-        unit.gpu_milli += unit.bindings.back().gpu_milli();
-      }
-      const auto index = static_cast<uint32_t>(units_.size());
-      for (PodId pod : unit.pods) {
-        const Binding& binding = *cluster.binding(pod);
-        auto& list = by_node_[static_cast<size_t>(binding.node)];
-        if (list.empty() || list.back() != index) list.push_back(index);
-        nodes_of_queue_[workload.queue].push_back(binding.node);
-        auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
-        auto entry =
-            std::find_if(sums.begin(), sums.end(), [&](const QueueGpus& sum) { return sum.queue == workload.queue; });
-        if (entry == sums.end()) entry = sums.insert(sums.end(), QueueGpus{workload.queue, 0, unit.gpu_milli});
-        entry->smallest_unit_milli = std::min(entry->smallest_unit_milli, unit.gpu_milli);
-        // An extra is also in its workload's whole unit: count its GPUs once.
-        if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
-      }
-      min_priority_ = std::min(min_priority_, unit.priority);
-      gone_.push_back(0);
-      unit_queue_.push_back(static_cast<uint32_t>(workload.queue));
-      uint8_t holds = unit.gpu_milli > 0 ? kHoldsGpu : 0;
-      for (const Resources& request : unit.requests) {
-        if (request.cpu_milli > 0 || request.memory_bytes > 0) holds |= kHoldsCpuOrMemory;
-      }
-      unit_holds_.push_back(holds);
-      units_.push_back(std::move(unit));
-      return index;
-    };
-    whole_unit_of_[static_cast<size_t>(id)] = static_cast<int32_t>(add_unit({id, -1}));
+    whole_unit_of_[static_cast<size_t>(id)] =
+        static_cast<int32_t>(add_unit(context, workload, {id, -1}, gpus_by_queue, by_node));
     for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
-      if (cluster.binding(workload.pods[position])) extras_of_[id].push_back(add_unit({id, workload.pods[position]}));
+      if (cluster.binding(workload.pods[position]))
+        extras_of_[id].push_back(add_unit(context, workload, {id, workload.pods[position]}, gpus_by_queue, by_node));
     }
   }
-  for (auto& list : by_node_) {
-    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
-  }
   if (units_.empty()) min_priority_ = 0;
+  node_gpus_.reserve(node_count);
+  for (NodeIndex node = 0; node < cluster.node_count(); ++node) node_gpus_.push_back(cluster.node_spec(node).gpu_count());
+  node_units_start_.reserve(node_count + 1);
+  for (auto& list : by_node) {
+    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
+    node_units_start_.push_back(node_units_.size());
+    node_units_.insert(node_units_.end(), list.begin(), list.end());
+  }
+  node_units_start_.push_back(node_units_.size());
   for (auto& nodes : nodes_of_queue_) {
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   }
-  gpus_by_queue_start_.reserve(gpus_by_queue.size() + 1);
-  for (const auto& sums : gpus_by_queue) {
+  gpus_by_queue_start_.reserve(node_count + 1);
+  gpus_held_.assign(node_count, 0);
+  for (size_t node = 0; node < node_count; ++node) {
+    const auto& sums = gpus_by_queue[node];
     gpus_by_queue_start_.push_back(gpus_by_queue_.size());
     gpus_by_queue_.insert(gpus_by_queue_.end(), sums.begin(), sums.end());
+    for (const QueueGpus& sum : sums) gpus_held_[node] += sum.gpu_milli;
   }
   gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+}
+
+uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
+                               std::vector<std::vector<QueueGpus>>& gpus_by_queue,
+                               std::vector<std::vector<uint32_t>>& by_node) {
+  const ClusterState& cluster = context.cluster();
+  Unit unit;
+  unit.unit = victim;
+  unit.queue = workload.queue;
+  unit.priority = workload.spec.priority;
+  unit.started_at = workload.started_at;
+  const std::vector<PodId> pods = context.unit_pods(victim);
+  uint8_t holds = 0;
+  for (PodId pod : pods) {
+    const Binding& binding = *cluster.binding(pod);
+    const Resources& request = cluster.pod(pod).request;
+    members_.push_back({pod, binding.node, binding.milli_per_device, static_cast<uint32_t>(devices_.size()),
+                        static_cast<uint32_t>(binding.devices.size()), request});
+    devices_.insert(devices_.end(), binding.devices.begin(), binding.devices.end());
+    unit.gpu_milli += binding.gpu_milli();
+    if (request.cpu_milli > 0 || request.memory_bytes > 0) holds |= kHoldsCpuOrMemory;
+  }
+  if (unit.gpu_milli > 0) holds |= kHoldsGpu;
+  members_start_.push_back(members_.size());
+  const ResourceVector amount = context.unit_amount(victim);
+  for (size_t resource = 0; resource < resource_count_; ++resource) amounts_.push_back(resource_at(amount, resource));
+  const auto index = static_cast<uint32_t>(units_.size());
+  for (PodId pod : pods) {
+    const Binding& binding = *cluster.binding(pod);
+    auto& list = by_node[static_cast<size_t>(binding.node)];
+    if (list.empty() || list.back() != index) list.push_back(index);
+    nodes_of_queue_[workload.queue].push_back(binding.node);
+    auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
+    auto entry =
+        std::find_if(sums.begin(), sums.end(), [&](const QueueGpus& sum) { return sum.queue == workload.queue; });
+    if (entry == sums.end()) entry = sums.insert(sums.end(), QueueGpus{workload.queue, 0, unit.gpu_milli});
+    entry->smallest_unit_milli = std::min(entry->smallest_unit_milli, unit.gpu_milli);
+    // An extra is also in its workload's whole unit: count its GPUs once.
+    if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
+  }
+  min_priority_ = std::min(min_priority_, unit.priority);
+  tags_.push_back({victim.workload, static_cast<uint32_t>(workload.queue), holds, 0});
+  units_.push_back(unit);
+  return index;
+}
+
+const std::vector<uint64_t>& VictimIndex::nodes_of_any(const std::vector<QueueIndex>& leaves) {
+  if (union_bits_.empty()) {
+    union_bits_.assign((node_gpus_.size() + 63) / 64, 0);
+    union_count_.assign(node_gpus_.size(), 0);
+    in_union_.assign(nodes_of_queue_.size(), 0);
+    asked_.assign(nodes_of_queue_.size(), 0);
+  }
+  if (leaves == union_of_) return union_bits_;
+  for (QueueIndex leaf : leaves) asked_[leaf] = 1;
+  for (QueueIndex leaf : union_of_) {
+    if (!asked_[leaf]) count_queue_nodes(leaf, false);
+  }
+  for (QueueIndex leaf : leaves) {
+    if (!in_union_[leaf]) count_queue_nodes(leaf, true);
+    asked_[leaf] = 0;
+  }
+  union_of_ = leaves;
+  return union_bits_;
+}
+
+void VictimIndex::count_queue_nodes(QueueIndex leaf, bool in) {
+  in_union_[leaf] = in ? 1 : 0;
+  for (NodeIndex node : nodes_of_queue_[leaf]) {
+    const auto index = static_cast<size_t>(node);
+    const uint64_t bit = uint64_t{1} << (index % 64);
+    if (in) {
+      if (union_count_[index]++ == 0) union_bits_[index / 64] |= bit;
+    } else if (--union_count_[index] == 0) {
+      union_bits_[index / 64] &= ~bit;
+    }
+  }
 }
 
 void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
@@ -97,13 +152,13 @@ void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
     if (eviction.workload < 0 || static_cast<size_t>(eviction.workload) >= whole_unit_of_.size()) continue;
     // The workload's pods changed, so its whole unit is stale; a whole eviction takes its extras.
     if (const int32_t whole = whole_unit_of_[static_cast<size_t>(eviction.workload)]; whole >= 0)
-      gone_[static_cast<size_t>(whole)] = 1;
+      tags_[static_cast<size_t>(whole)].gone = 1;
     auto extras = extras_of_.find(eviction.workload);
     if (extras == extras_of_.end()) continue;
     for (uint32_t index : extras->second) {
       if (eviction.whole_workload ||
           std::find(eviction.pods.begin(), eviction.pods.end(), units_[index].unit.extra) != eviction.pods.end())
-        gone_[index] = 1;
+        tags_[index].gone = 1;
     }
   }
 }
@@ -150,7 +205,12 @@ constexpr int kCandidateNodes = 100;
 class RoomSearch {
  public:
   RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request)
-      : context_(context), victims_(victims), request_(request), pass_(context.pass_for(request.pending)) {}
+      : context_(context),
+        victims_(victims),
+        request_(request),
+        pass_(context.pass_for(request.pending)),
+        pending_queue_(context.workloads()[request.pending].queue),
+        pending_priority_(context.workloads()[request.pending].spec.priority) {}
 
   bool run() {
     ClusterState& cluster = context_.cluster();
@@ -177,7 +237,8 @@ class RoomSearch {
         const VictimIndex::Unit& unit = victims_.unit(index);
         touched_.push_back(unit.unit.workload);
         EvictedUnit record{&unit, {}};
-        for (PodId victim_pod : unit.pods) {
+        for (const VictimIndex::Member& member : victims_.members(index)) {
+          const PodId victim_pod = member.pod;
           if (!cluster.binding(victim_pod)) continue;  // taken already with the workload's extra
           record.pods.emplace_back(victim_pod, *cluster.binding(victim_pod));
           context_.evict(statement, victim_pod);
@@ -237,18 +298,116 @@ class RoomSearch {
 
   // Whether the unit, with the victims of its queue already chosen on this node, stays within
   // what its queue may lose; if so, counts it.
-  bool within_allowance(const VictimIndex::Unit& unit) {
+  bool within_allowance(uint32_t index) {
     const size_t keys = request_.give_keys.size();
     if (keys == 0) return true;
-    if (taken_.size() != request_.give_allowance.size()) taken_.assign(request_.give_allowance.size(), 0);
-    const size_t base = unit.queue * keys;
-    for (size_t k = 0; k < keys; ++k) {
-      const double amount = resource_at(unit.amount, request_.give_keys[k]);
-      if (amount > 0 && taken_[base + k] + amount > request_.give_allowance[base + k]) return false;
+    if (taken_.size() != request_.give_allowance.size()) {
+      taken_.assign(request_.give_allowance.size(), 0);
+      taken_on_.assign(taken_.size() / keys, 0);
     }
-    for (size_t k = 0; k < keys; ++k) taken_[base + k] += resource_at(unit.amount, request_.give_keys[k]);
-    taken_queues_.push_back(unit.queue);
+    const QueueIndex queue = victims_.queue_of(index);
+    const size_t base = queue * keys;
+    const bool fresh = taken_on_[queue] != node_visit_;  // nothing of the queue chosen on this node yet
+    for (size_t k = 0; k < keys; ++k) {
+      const double amount = victims_.amount(index, request_.give_keys[k]);
+      const double taken = fresh ? 0.0 : taken_[base + k];
+      if (amount > 0 && taken + amount > request_.give_allowance[base + k]) return false;
+    }
+    for (size_t k = 0; k < keys; ++k) {
+      const double taken = fresh ? 0.0 : taken_[base + k];
+      taken_[base + k] = taken + victims_.amount(index, request_.give_keys[k]);
+    }
+    taken_on_[queue] = node_visit_;
     return true;
+  }
+
+  // Whether the request's rule lets the search take a leaf queue's units at all (kAny: every
+  // queue, without listing nodes).
+  bool queue_may_give(QueueIndex leaf) const {
+    switch (request_.victims) {
+      case VictimRule::kAny:
+        return true;
+      case VictimRule::kOtherQueues: {
+        if (leaf == pending_queue_) return false;
+        const size_t keys = request_.give_keys.size();
+        for (size_t k = 0; k < keys; ++k) {
+          if (request_.give_allowance[leaf * keys + k] > 0) return true;
+        }
+        return false;
+      }
+      case VictimRule::kOwnQueueLowerPriority:
+        return leaf == pending_queue_;
+    }
+    return false;
+  }
+
+  // Whether the rule lets the search take this unit, on its own.
+  bool eligible(uint32_t index) const {
+    const QueueIndex queue = victims_.queue_of(index);
+    switch (request_.victims) {
+      case VictimRule::kAny:
+        return true;
+      case VictimRule::kOtherQueues: {
+        if (queue == pending_queue_) return false;
+        const size_t keys = request_.give_keys.size();
+        const double* entry = &request_.give_allowance[queue * keys];
+        for (size_t k = 0; k < keys; ++k) {
+          const double lost = victims_.amount(index, request_.give_keys[k]);
+          if (lost > 0 && lost > entry[k]) return false;
+        }
+        return true;
+      }
+      case VictimRule::kOwnQueueLowerPriority:
+        return queue == pending_queue_ && victims_.unit(index).priority < pending_priority_;
+    }
+    return false;
+  }
+
+  // Whether evicting every unit the node holds of queues that may give (at most what each may
+  // lose), with the node's free GPUs, could free `need` GPU milli. `reach_cap_` holds, per queue,
+  // the most it may give (INT64_MIN for a queue that may give nothing). The cheap bounds come
+  // first: most nodes a search visits are settled by them.
+  bool may_free(const ClusterState& cluster, NodeIndex node, int64_t need) const {
+    const int64_t free = cluster.gpu_free_milli(node);
+    if (free >= need) return true;
+    if (victims_.gpus_held_on(node) + free < need) return false;
+    int64_t reachable = 0;
+    for (const VictimIndex::QueueGpus& held : victims_.gpus_by_queue_on(node)) {
+      // No unit larger than what its queue may lose can be taken.
+      const int64_t cap = reach_cap_[held.queue];
+      const int64_t take = std::min(held.gpu_milli, cap);
+      reachable += held.smallest_unit_milli <= cap ? take : 0;
+    }
+    return reachable + free >= need;
+  }
+
+  // check_static, once per node class where the classes tell the pod's selector apart.
+  bool fits_statically(const ClusterState& cluster, NodeIndex node, const PodSpec& pod) {
+    if (!by_class_) return check_static(cluster.node_spec(node), pod) == Predicate::kFits;
+    int8_t& fits = class_fits_[static_cast<size_t>(cluster.node_class(node))];
+    if (fits == kNotChecked) fits = check_static(cluster.node_spec(node), pod) == Predicate::kFits ? 1 : 0;
+    return fits == 1;
+  }
+
+  static bool has_bit(const uint64_t* bits, NodeIndex node) {
+    return (bits[static_cast<size_t>(node) / 64] >> (static_cast<size_t>(node) % 64) & 1) != 0;
+  }
+
+  // Into node_list_: the nodes of `bits`, in node order from `start` round the cluster.
+  void list_nodes(const uint64_t* bits, size_t node_count, size_t start) {
+    node_list_.clear();
+    append_listed(bits, start, node_count);
+    append_listed(bits, 0, start);
+  }
+
+  // The nodes of `bits` in [from, to), in order.
+  void append_listed(const uint64_t* listed, size_t from, size_t to) {
+    for (size_t word = from / 64; word * 64 < to; ++word) {
+      for (uint64_t bits = listed[word]; bits != 0; bits &= bits - 1) {
+        const size_t node = word * 64 + static_cast<size_t>(std::countr_zero(bits));
+        if (node >= from && node < to) node_list_.push_back(static_cast<NodeIndex>(node));
+      }
+    }
   }
 
   bool give_up(Statement& statement) {
@@ -272,54 +431,49 @@ class RoomSearch {
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway;
     // either way in order from `start`, round the cluster.
     size_t listed = 0;
-    accepted_flag_.assign(context_.tree().size(), request_.victim_queue ? 0 : 1);
-    if (request_.victim_queue) {
+    const bool by_queue = request_.victims != VictimRule::kAny;
+    accepted_flag_.assign(context_.tree().size(), by_queue ? 0 : 1);
+    if (by_queue) {
       accepted_.clear();
       for (QueueIndex leaf : context_.tree().leaves()) {
-        if (!request_.victim_queue(leaf)) continue;
+        if (!queue_may_give(leaf)) continue;
         accepted_.push_back(leaf);
         accepted_flag_[leaf] = 1;
         listed += victims_.nodes_of(leaf).size();
       }
     }
-    const bool listed_only = request_.victim_queue && listed < static_cast<size_t>(node_count) / 4;
-    if (listed_only) {
-      node_list_.clear();
-      if (node_seen_.size() != static_cast<size_t>(node_count)) node_seen_.assign(static_cast<size_t>(node_count), 0);
-      ++node_stamp_;
-      for (QueueIndex leaf : accepted_) {
-        for (NodeIndex node : victims_.nodes_of(leaf)) {
-          if (node_seen_[static_cast<size_t>(node)] == node_stamp_) continue;
-          node_seen_[static_cast<size_t>(node)] = node_stamp_;
-          node_list_.push_back(node);
-        }
-      }
-      std::sort(node_list_.begin(), node_list_.end());
-      std::rotate(node_list_.begin(), std::lower_bound(node_list_.begin(), node_list_.end(), start), node_list_.end());
+    reach_cap_.resize(accepted_flag_.size());
+    for (QueueIndex queue = 0; queue < reach_cap_.size(); ++queue) {
+      reach_cap_[queue] = !accepted_flag_[queue]                ? INT64_MIN
+                          : request_.give_cap_milli.empty() ? INT64_MAX
+                                                            : request_.give_cap_milli[queue];
     }
+    const bool listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
+    // Nodes of the queues that may give; without them, a node can take the pod only if its free
+    // GPUs suffice.
+    const uint64_t* of_queues = by_queue ? victims_.nodes_of_any(accepted_).data() : nullptr;
+    if (listed_only) list_nodes(of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
     const size_t count = listed_only ? node_list_.size() : static_cast<size_t>(node_count);
+    by_class_ = cluster.distinguishes_selector_of(pod);
+    class_fits_.assign(by_class_ ? static_cast<size_t>(cluster.node_class_count()) : 0, kNotChecked);
+    NodeIndex next = start;
     for (size_t step = 0; step < count; ++step) {
-      const NodeIndex node = listed_only ? node_list_[step] : (start + static_cast<NodeIndex>(step)) % node_count;
+      NodeIndex node = next;
+      if (listed_only) {
+        node = node_list_[step];
+      } else {
+        if (++next == node_count) next = 0;
+        if (of_queues && !has_bit(of_queues, node) && cluster.gpu_free_milli(node) < need) continue;
+      }
+      const std::span<const uint32_t> units = victims_.on_node(node);
+      if (units.empty()) continue;
       // Skip, without looking at a victim, a node where even evicting every unit of the queues
       // that may give would not free the GPUs the pod needs.
-      if (need > 0) {
-        int64_t reachable = 0;
-        for (const VictimIndex::QueueGpus& held : victims_.gpus_by_queue_on(node)) {
-          if (!accepted_flag_[held.queue]) continue;
-          if (request_.give_cap_milli.empty()) {
-            reachable += held.gpu_milli;
-          } else if (held.smallest_unit_milli <= request_.give_cap_milli[held.queue]) {
-            // No unit larger than what its queue may lose can be taken.
-            reachable += std::min(held.gpu_milli, request_.give_cap_milli[held.queue]);
-          }
-        }
-        if (reachable < need && reachable + cluster.node_state(node).gpu_free_total() < need) continue;
-      }
-      const auto& units = victims_.on_node(node);
-      if (units.empty() || !pass_.admits(cluster.reservation(node))) continue;
+      if (need > 0 && !may_free(cluster, node, need)) continue;
+      if (victims_.gpu_count(node) < whole_gpus) continue;
+      if (!fits_statically(cluster, node, pod)) continue;
+      if (!pass_.admits(cluster.reservation(node))) continue;
       const NodeSpec& spec = cluster.node_spec(node);
-      if (spec.gpu_count() < whole_gpus || check_static(spec, pod) != Predicate::kFits) continue;
-      scratch_ = cluster.node_state(node);
       choice.node = node;
       choice.top_priority = INT_MIN;
       choice.gpu_milli = 0;
@@ -327,31 +481,25 @@ class RoomSearch {
       choice.victims.clear();
       bool fits = false;
       released_.clear();
-      for (QueueIndex queue : taken_queues_) {
-        for (size_t k = 0; k < request_.give_keys.size(); ++k) taken_[queue * request_.give_keys.size() + k] = 0;
-      }
-      taken_queues_.clear();
+      ++node_visit_;  // clears taken_
       for (uint32_t index : units) {
         // A unit of a queue that may give nothing can be taken only if it holds none of the key
         // resources; the filter decides the rest.
         if (victims_.gone(index) || (!accepted_flag_[victims_.queue_of(index)] && (victims_.holds(index) & key_mask)))
           continue;
+        const WorkloadId workload = victims_.workload_of(index);
+        if (workload == request_.pending || touched(workload) || !eligible(index) || !within_allowance(index)) continue;
         const VictimIndex::Unit& unit = victims_.unit(index);
-        if (unit.unit.workload == request_.pending || touched(unit.unit.workload) ||
-            (request_.eligible && !request_.eligible(unit)))
-          continue;
-        if (!within_allowance(unit)) continue;
-        for (size_t member = 0; member < unit.pods.size(); ++member) {
+        if (choice.victims.empty()) scratch_ = cluster.node_state(node);  // the node as its victims leave it
+        for (const VictimIndex::Member& member : victims_.members(index)) {
           // A workload's extra may come before its whole unit, which holds that pod too.
-          const PodId victim_pod = unit.pods[member];
-          if (std::find(released_.begin(), released_.end(), victim_pod) != released_.end()) continue;
-          released_.push_back(victim_pod);
-          const Binding& binding = unit.bindings[member];
-          if (binding.node == node) {
-            scratch_.free += unit.requests[member];
-            for (int16_t device : binding.devices) {
+          if (std::find(released_.begin(), released_.end(), member.pod) != released_.end()) continue;
+          released_.push_back(member.pod);
+          if (member.node == node) {
+            scratch_.free += member.request;
+            for (int16_t device : victims_.devices(member)) {
               scratch_.gpu_used_milli[static_cast<size_t>(device)] =
-                  static_cast<int16_t>(scratch_.gpu_used_milli[static_cast<size_t>(device)] - binding.milli_per_device);
+                  static_cast<int16_t>(scratch_.gpu_used_milli[static_cast<size_t>(device)] - member.milli_per_device);
             }
           }
           ++choice.pods;
@@ -386,16 +534,24 @@ class RoomSearch {
   VictimIndex& victims_;
   const RoomRequest& request_;
   const PlacementPass pass_;  // the reserved nodes the pending workload may use
+  const QueueIndex pending_queue_;
+  const int pending_priority_;
   NodeState scratch_;
   std::vector<PodId> released_;
   std::vector<WorkloadId> touched_;
   std::vector<NodeIndex> node_list_;
   std::vector<QueueIndex> accepted_;
   std::vector<char> accepted_flag_;
-  std::vector<double> taken_;             // per queue × key: chosen so far on the current node
-  std::vector<QueueIndex> taken_queues_;  // the queues with entries in taken_ to clear
-  std::vector<uint32_t> node_seen_;
-  uint32_t node_stamp_ = 0;
+  std::vector<int64_t> reach_cap_;  // per queue: see may_free
+  static constexpr int8_t kNotChecked = -1;
+  bool by_class_ = false;
+  std::vector<int8_t> class_fits_;  // per node class, for the pod of this search: 1 fits, 0 not
+  // Per queue × key: chosen so far on the node being looked into. A row counts only where
+  // taken_on_ (per queue) holds the current node_visit_, and reads as zero elsewhere: no row is
+  // cleared at every node.
+  std::vector<double> taken_;
+  std::vector<uint64_t> taken_on_;
+  uint64_t node_visit_ = 0;  // counts the nodes looked into
 };
 
 }  // namespace

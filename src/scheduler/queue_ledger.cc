@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "policy/queue_order.h"
 
@@ -19,7 +20,10 @@ QueueLedger::QueueLedger(const QueueTree& tree, const FairShares& shares, std::s
     : tree_(tree),
       shares_(shares),
       allocated_(tree.size(), ResourceVector(tree.resource_count(), 0.0)),
-      non_preemptible_(tree.size(), ResourceVector(tree.resource_count(), 0.0)) {
+      non_preemptible_(tree.size(), ResourceVector(tree.resource_count(), 0.0)),
+      share_cache_(tree.size(), 0.0),
+      share_known_(tree.size(), 0) {
+  number_subtrees();
   for (QueueIndex leaf : tree.leaves()) {
     if (leaf < loads.size()) add(leaf, loads[leaf].allocated, true);
     if (leaf < non_preemptible.size()) {
@@ -33,11 +37,17 @@ QueueLedger::QueueLedger(const QueueTree& tree, const FairShares& shares, std::s
 }
 
 double QueueLedger::dominant_share(QueueIndex queue) const {
-  return tessera::dominant_share(shares_.fair_share[queue], allocated_[queue]);
+  if (!share_known_[queue]) {
+    share_cache_[queue] = tessera::dominant_share(shares_.fair_share[queue], allocated_[queue]);
+    share_known_[queue] = 1;
+  }
+  return share_cache_[queue];
 }
 
 void QueueLedger::add(QueueIndex leaf, const ResourceVector& amount, bool preemptible) {
+  ++version_;
   for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
+    share_known_[queue] = 0;
     for (ResourceId r = 0; r < amount.size() && r < tree_.resource_count(); ++r) {
       allocated_[queue][r] += amount[r];
       if (!preemptible) non_preemptible_[queue][r] += amount[r];
@@ -46,7 +56,9 @@ void QueueLedger::add(QueueIndex leaf, const ResourceVector& amount, bool preemp
 }
 
 void QueueLedger::remove(QueueIndex leaf, const ResourceVector& amount, bool preemptible) {
+  ++version_;
   for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
+    share_known_[queue] = 0;
     for (ResourceId r = 0; r < amount.size() && r < tree_.resource_count(); ++r) {
       allocated_[queue][r] -= amount[r];
       if (!preemptible) non_preemptible_[queue][r] -= amount[r];
@@ -101,11 +113,27 @@ bool QueueLedger::within_fair_share(QueueIndex leaf, std::span<const ResourceVec
   return true;
 }
 
-bool QueueLedger::is_ancestor_or_self(QueueIndex ancestor, QueueIndex queue) const {
-  for (; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
-    if (queue == ancestor) return true;
+void QueueLedger::number_subtrees() {
+  first_.assign(tree_.size(), 0);
+  last_.assign(tree_.size(), 0);
+  size_t number = 0;
+  std::vector<std::pair<QueueIndex, size_t>> path;  // queues from a top-level one down, and the next child of each
+  for (QueueIndex top : tree_.top_level()) {
+    first_[top] = number++;
+    path.emplace_back(top, 0);
+    while (!path.empty()) {
+      const QueueIndex queue = path.back().first;
+      const size_t child = path.back().second++;
+      if (child < tree_.children(queue).size()) {
+        const QueueIndex next = tree_.children(queue)[child];
+        first_[next] = number++;
+        path.emplace_back(next, 0);
+      } else {
+        last_[queue] = number - 1;
+        path.pop_back();
+      }
+    }
   }
-  return false;
 }
 
 void QueueLedger::loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector& request,

@@ -40,10 +40,13 @@ class QueueLedger {
   // Per queue (leaves and inner queues): what it holds now.
   const ResourceVector& allocated(QueueIndex queue) const { return allocated_[queue]; }
   const std::vector<ResourceVector>& allocated() const { return allocated_; }
-  // allocated / fair share, dominant over resources (queue_order.h).
+  // allocated / fair share, dominant over resources (queue_order.h). Remembered per queue until
+  // an add or remove reaches it: the queue order asks for it once per candidate workload.
   double dominant_share(QueueIndex queue) const;
 
   void add(QueueIndex leaf, const ResourceVector& amount, bool preemptible);
+  // Counts adds and removes: what the ledger says is unchanged while it stays the same.
+  uint64_t version() const { return version_; }
   void remove(QueueIndex leaf, const ResourceVector& amount, bool preemptible);
 
   // Limits on the whole path, and for non-preemptible work the deserved quota of the key
@@ -87,12 +90,21 @@ class QueueLedger {
                       std::vector<double>& allowance) const;
 
  private:
-  bool is_ancestor_or_self(QueueIndex ancestor, QueueIndex queue) const;
+  bool is_ancestor_or_self(QueueIndex ancestor, QueueIndex queue) const {
+    return first_[ancestor] <= first_[queue] && first_[queue] <= last_[ancestor];
+  }
+  // Numbers the queues depth first, so that a queue's subtree is the range first_..last_ of its
+  // number: loss_allowance asks whether one queue is above another for every leaf.
+  void number_subtrees();
 
   const QueueTree& tree_;
   const FairShares& shares_;
   std::vector<ResourceVector> allocated_;
   std::vector<ResourceVector> non_preemptible_;
+  std::vector<size_t> first_, last_;  // per queue: its number, and the last in its subtree
+  uint64_t version_ = 0;
+  mutable std::vector<double> share_cache_;  // per queue, valid where share_known_
+  mutable std::vector<char> share_known_;
 };
 
 }  // namespace tessera

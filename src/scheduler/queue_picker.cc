@@ -1,7 +1,5 @@
 #include "scheduler/queue_picker.h"
 
-#include <algorithm>
-
 namespace tessera {
 
 QueuePicker::QueuePicker(CycleContext& context, const std::vector<WorkloadId>& candidates)
@@ -11,22 +9,33 @@ QueuePicker::QueuePicker(CycleContext& context, const std::vector<WorkloadId>& c
       remaining_(context.tree().size(), 0) {
   const QueueTree& tree = context.tree();
   const WorkloadSet& workloads = context.workloads();
-  for (WorkloadId id : candidates) {
+  std::vector<WorkloadId> sorted = candidates;
+  sort_by_queue_and_run_order(workloads, sorted);  // so each leaf's come in runs_before order
+  for (WorkloadId id : sorted) {
     const QueueIndex leaf = workloads[id].queue;
     by_leaf_[leaf].push_back(id);
     for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree.parent(queue)) ++remaining_[queue];
-  }
-  for (auto& list : by_leaf_) {
-    std::sort(list.begin(), list.end(),
-              [&](WorkloadId a, WorkloadId b) { return runs_before(workloads[a], a, workloads[b], b); });
   }
 }
 
 WorkloadId QueuePicker::next() {
   const QueueTree& tree = context_.tree();
+  const uint64_t version = context_.ledger().version();
+  if (last_leaf_ == QueueTree::kNoParent || version != last_version_ || remaining_[last_leaf_] == 0) {
+    last_leaf_ = pick_leaf();
+    last_version_ = version;
+    if (last_leaf_ == QueueTree::kNoParent) return -1;
+  }
+  const QueueIndex chosen = last_leaf_;
+  const WorkloadId workload = by_leaf_[chosen][cursor_[chosen]++];
+  for (QueueIndex queue = chosen; queue != QueueTree::kNoParent; queue = tree.parent(queue)) --remaining_[queue];
+  return workload;
+}
+
+QueueIndex QueuePicker::pick_leaf() const {
+  const QueueTree& tree = context_.tree();
   const QueueLedger& ledger = context_.ledger();
   const std::vector<QueueIndex>* level = &tree.top_level();
-  QueueIndex chosen = QueueTree::kNoParent;
   while (true) {
     QueueIndex best = QueueTree::kNoParent;
     double best_share = 0;
@@ -41,14 +50,9 @@ WorkloadId QueuePicker::next() {
         best_share = share;
       }
     }
-    if (best == QueueTree::kNoParent) return -1;
-    chosen = best;
-    if (tree.is_leaf(chosen)) break;
-    level = &tree.children(chosen);
+    if (best == QueueTree::kNoParent || tree.is_leaf(best)) return best;
+    level = &tree.children(best);
   }
-  const WorkloadId workload = by_leaf_[chosen][cursor_[chosen]++];
-  for (QueueIndex queue = chosen; queue != QueueTree::kNoParent; queue = tree.parent(queue)) --remaining_[queue];
-  return workload;
 }
 
 }  // namespace tessera

@@ -20,10 +20,17 @@ class QueuePicker {
   WorkloadId next();
 
  private:
+  // The leaf hierarchical DRF order takes from next; kNoParent when none has candidates left.
+  QueueIndex pick_leaf() const;
+
   CycleContext& context_;
   std::vector<std::vector<WorkloadId>> by_leaf_;  // per queue index (leaves only)
   std::vector<size_t> cursor_;                    // per leaf: the next candidate
   std::vector<size_t> remaining_;                 // per queue: candidates left in its subtree
+  // The leaf last chosen and the ledger version it was chosen at: while the ledger is the same
+  // and the leaf has candidates left, every queue compares as it did, and the leaf wins again.
+  QueueIndex last_leaf_ = QueueTree::kNoParent;
+  uint64_t last_version_ = 0;
 };
 
 }  // namespace tessera
