@@ -241,12 +241,10 @@ void print_step_table(const std::vector<CycleSample>& samples) {
     fmt::print("{:<13} {:>11} {:>11} {:>11} {:>9} {:>9} {:>10}\n", action_name(static_cast<Action>(action)),
                ms(time.median), ms(time.min), ms(time.max), thousands(stats.attempts), thousands(stats.started),
                thousands(stats.evictions));
-    if (action == static_cast<int>(Action::kAllocate)) {
-      const Spread reserve = spread_of(samples, [](const CycleSample& s) { return s.reserve_seconds; });
-      fmt::print("{:<13} {:>11} {:>11} {:>11} {:>9}\n", "reserve", ms(reserve.median), ms(reserve.min), ms(reserve.max),
-                 fmt::format("{} new", thousands(first.reservations_made)));
-    }
   }
+  const Spread reserve = spread_of(samples, [](const CycleSample& s) { return s.reserve_seconds; });
+  fmt::print("{:<13} {:>11} {:>11} {:>11} {:>9}\n", "reserve", ms(reserve.median), ms(reserve.min), ms(reserve.max),
+             fmt::format("{} new", thousands(first.reservations_made)));
   const Spread rest = spread_of(samples, rest_seconds);
   fmt::print("{:<13} {:>11} {:>11} {:>11}\n", "rest", ms(rest.median), ms(rest.min), ms(rest.max));
   const Spread total = spread_of(samples, [](const CycleSample& s) { return s.total_seconds; });

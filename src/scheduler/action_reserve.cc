@@ -1,9 +1,10 @@
-// reserve (SPEC §4 step 2): a workload that has waited past a threshold for room, in a queue that
-// is owed it, reserves the nodes that would hold its gang were they empty — those cheapest to
-// drain. Nobody else is placed there (except backfill that ends before the reservation is due),
-// so the nodes drain as their work ends, or sooner by the holder's own reclaim, and the holder
-// starts on them. Reservations last across cycles until the holder starts, leaves, or is no
-// longer owed; the oldest keep their nodes, so a drain is never started over.
+// reserve (SPEC §4 step 2), the last step of a cycle: a large workload that has waited past a
+// threshold for room no action could make, in a queue within its fair share, reserves the nodes
+// that would hold its gang were they empty — those cheapest to drain. Nobody else is placed there
+// (except backfill that ends before the reservation is due), so the nodes drain as their work
+// ends, or sooner by the holder's own reclaim, and the holder starts on them. Reservations last
+// across cycles until the holder starts, leaves, or is no longer owed, and keep their nodes, so
+// a drain is never started over.
 #include <algorithm>
 #include <limits>
 
@@ -113,6 +114,8 @@ std::vector<NodeIndex> drain_order(CycleContext& context) {
   return order;
 }
 
+}  // namespace
+
 // When each reservation's nodes are expected free: the latest end, by time limit, of the work on
 // them (kNeverDue if some has no limit; now if nothing runs there).
 void set_due_times(CycleContext& context, std::vector<Reservation>& reservations) {
@@ -137,8 +140,6 @@ void set_due_times(CycleContext& context, std::vector<Reservation>& reservations
     }
   }
 }
-
-}  // namespace
 
 void reserve(CycleContext& context) {
   const ReservationOptions& options = context.options().reservations;

@@ -142,25 +142,27 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
 
   CycleContext context(inputs, options, std::move(*shares), std::move(loads), std::move(non_preemptible));
   context.result().fair_share_seconds = fair_share_seconds;
-  context.set_reservations(valid_reservations(inputs));
+  // A reservation's due time is read afresh: what runs on its nodes changed since the last cycle.
+  std::vector<Reservation> reservations_in_force = valid_reservations(inputs);
+  set_due_times(context, reservations_in_force);
+  context.set_reservations(std::move(reservations_in_force));
   auto timed = [&](Action action, void (*run)(CycleContext&)) {
     const auto start = std::chrono::steady_clock::now();
     run(context);
     context.result().actions[static_cast<int>(action)].seconds = seconds_since(start);
   };
   timed(Action::kAllocate, allocate);
-  const auto reserve_start = std::chrono::steady_clock::now();
-  reserve(context);
-  context.result().reserve_seconds = seconds_since(reserve_start);
   if (options.consolidate) timed(Action::kConsolidate, consolidate);
   if (options.reclaim) timed(Action::kReclaim, reclaim);
   if (options.preempt) timed(Action::kPreempt, preempt);
+  // Reservations held all through the cycle; new ones are made last, for workloads that no
+  // action could serve, and hold from the next cycle's allocate on.
+  const auto reserve_start = std::chrono::steady_clock::now();
+  reserve(context);
+  context.result().reserve_seconds = seconds_since(reserve_start);
   context.finish_result();
-  // A holder that started after the reserve step needs its nodes no more. The marks are state of
-  // this cycle: the caller hands the reservations to the next one.
+  // The marks are state of this cycle: the caller hands the reservations to the next one.
   std::vector<Reservation> reservations = context.reservations();
-  std::erase_if(reservations,
-                [&](const Reservation& reservation) { return !context.still_pending(reservation.workload); });
   context.set_reservations({});
   CycleResult result = std::move(context.result());
   result.reservations = std::move(reservations);

@@ -1,6 +1,7 @@
 // The scheduling cycle (SPEC §4): fair shares from a snapshot, then the actions in order —
 // allocate, consolidate, reclaim, preempt — each working inside statements that commit only when
-// the pending workload they serve really runs. The same function drives `tessera sim` and the
+// the pending workload they serve really runs, and last the reservations for large workloads
+// that none of them could serve. The same function drives `tessera sim` and the
 // Kubernetes adapter; the caller carries out what it returns.
 #pragma once
 

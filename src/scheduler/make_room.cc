@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 
 #include "policy/feasibility.h"
 
@@ -46,7 +46,8 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
   }
   if (units_.empty()) min_priority_ = 0;
   node_gpus_.reserve(node_count);
-  for (NodeIndex node = 0; node < cluster.node_count(); ++node) node_gpus_.push_back(cluster.node_spec(node).gpu_count());
+  for (NodeIndex node = 0; node < cluster.node_count(); ++node)
+    node_gpus_.push_back(cluster.node_spec(node).gpu_count());
   node_units_start_.reserve(node_count + 1);
   for (auto& list : by_node) {
     std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
@@ -444,7 +445,7 @@ class RoomSearch {
     }
     reach_cap_.resize(accepted_flag_.size());
     for (QueueIndex queue = 0; queue < reach_cap_.size(); ++queue) {
-      reach_cap_[queue] = !accepted_flag_[queue]                ? INT64_MIN
+      reach_cap_[queue] = !accepted_flag_[queue]            ? INT64_MIN
                           : request_.give_cap_milli.empty() ? INT64_MAX
                                                             : request_.give_cap_milli[queue];
     }

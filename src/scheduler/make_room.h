@@ -118,7 +118,7 @@ class VictimIndex {
     uint8_t holds = 0;
     uint8_t gone = 0;
   };
-  std::vector<Tag> tags_;  // per unit
+  std::vector<Tag> tags_;       // per unit
   std::vector<int> node_gpus_;  // per node
   std::vector<Member> members_;
   std::vector<size_t> members_start_;  // per unit, and one past the last
@@ -137,7 +137,7 @@ class VictimIndex {
   std::vector<uint32_t> union_count_;
   std::vector<QueueIndex> union_of_;
   std::vector<uint64_t> union_bits_;
-  std::vector<int32_t> whole_unit_of_;       // per workload: index of its whole unit, or -1
+  std::vector<int32_t> whole_unit_of_;  // per workload: index of its whole unit, or -1
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
   int min_priority_ = 0;
   NodeIndex next_start_ = 0;
