@@ -122,11 +122,11 @@ void check_cycle(SchedulerWorld& world, const CycleResult& result, const CycleOp
   }
   // A queue that lost work to reclaim keeps at least its fair share of GPUs (every workload
   // here asks for GPUs, so GPUs are the key resource); preemption inside a queue may take it
-  // lower, so queues that also preempted are left out.
+  // lower, so queues that also preempted are left out. Work reclaim moved is not lost.
   std::set<QueueIndex> reclaimed, preempted;
   for (const Eviction& eviction : result.evictions) {
     const QueueIndex queue = world.workloads()[eviction.workload].queue;
-    if (eviction.action == Action::kReclaim) reclaimed.insert(queue);
+    if (eviction.action == Action::kReclaim && !eviction.moved) reclaimed.insert(queue);
     if (eviction.action == Action::kPreempt) preempted.insert(queue);
   }
   for (QueueIndex queue : reclaimed) {

@@ -458,6 +458,39 @@ TEST(QueueLedger, AReclaimMayNotLeaveTheQueueFurtherAboveItsShareThanItIsBelow) 
       << describe(reason, *tree);
 }
 
+TEST(Cycle, ReclaimMovesWorkOfQueuesAtTheirShareToFreeAWholeNode) {
+  // Two 4-GPU nodes, each running two 1-GPU jobs of 'b' (fair share 2, holding 4) and one of
+  // 'c' (fair share 2, holding 2), one GPU free on each. 'a' (fair share 4, holding nothing)
+  // needs a whole node. Evicting b's excess frees only 3 GPUs on a node: c's job is in the way,
+  // and c is at its share, so it may be moved but not taken. Reclaim evicts two of b's jobs on
+  // one node and moves c's job from that node to the other's free GPU.
+  SchedulerWorld world(uniform_cluster(2, 4), {gpu_queue("a", "", 4), gpu_queue("b", "", 2), gpu_queue("c", "", 2)},
+                       "spread");
+  std::vector<WorkloadId> b, c;
+  for (int i = 0; i < 4; ++i) b.push_back(world.submit(fmt::format("b{}", i), "b", {}, 0));
+  for (int i = 0; i < 2; ++i) c.push_back(world.submit(fmt::format("c{}", i), "c", {}, 0));
+  world.cycle(1);
+  ASSERT_EQ(world.cluster().node_state(0).idle_devices(), 1);
+  ASSERT_EQ(world.cluster().node_state(1).idle_devices(), 1);
+  const WorkloadId whole = world.submit("a-whole", "a", {.gpus_per_pod = 4}, 2);
+  CycleResult result = world.cycle(3);
+  ASSERT_TRUE(world.running(whole)) << pending_sentence(world, result, whole);
+  EXPECT_DOUBLE_EQ(world.gpus_of("a"), 4);
+  EXPECT_DOUBLE_EQ(world.gpus_of("b"), 2);
+  EXPECT_DOUBLE_EQ(world.gpus_of("c"), 2) << "c keeps its share: its job moved";
+  int evicted = 0, moved = 0;
+  for (const Eviction& eviction : result.evictions) {
+    EXPECT_EQ(eviction.action, Action::kReclaim);
+    EXPECT_EQ(eviction.beneficiary, whole);
+    (eviction.moved ? moved : evicted) += 1;
+    if (!eviction.moved) {
+      EXPECT_EQ(world.workloads()[eviction.workload].spec.queue, "b");
+    }
+  }
+  EXPECT_EQ(evicted, 2);
+  EXPECT_EQ(moved, 1);
+}
+
 TEST(Cycle, QueuesAreServedByLowestDominantShareDownTheTree) {
   // One GPU left and two departments wanting it: the one further below its share goes first.
   SchedulerWorld world(uniform_cluster(1, 4), {gpu_queue("rich", "", 2), gpu_queue("poor", "", 2),

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/cycle_flags.h"
 #include "cli/policy_list.h"
-#include "cli/reservation_flags.h"
 #include "policy/policy_registry.h"
 #include "sim/arrival_replay.h"
 #include "sim/html_report.h"
@@ -36,7 +36,7 @@ struct SimOptions {
   double cycle_interval_seconds = 10;
   double usage_penalty = 0;
   double usage_half_life_seconds = 3600;
-  ReservationFlags reservations;
+  CycleFlags cycle;
   int threads = 0;
   std::string json_path;
   std::string report_dir = "tessera-report";
@@ -141,10 +141,11 @@ void print_queue_summary(const TimelinePolicyResult& policy, double start_second
   }
   fmt::print(
       "  churn: {} workloads evicted{}, {:.1f} per 1,000 scheduled, {:.2f} GPU-hours lost; max evicted / needed GPUs "
-      "{}\n",
+      "{}, moved / needed {}\n",
       churn.whole_workloads, by_action.empty() ? "" : fmt::format(" ({})", fmt::join(by_action, ", ")),
       churn.per_1000_scheduled, churn.lost_gpu_hours,
-      churn.groups > 0 ? fmt::format("{:.2f}", churn.max_evicted_to_needed) : "-");
+      churn.groups > 0 ? fmt::format("{:.2f}", churn.max_evicted_to_needed) : "-",
+      churn.groups > 0 ? fmt::format("{:.2f}", churn.max_moved_to_needed) : "-");
   fmt::print("  reservations: {} made, {:.1f} node-hours held\n", cycle.reservations_made, cycle.reserved_node_hours);
   fmt::print("  completed {} of {}; JCT p50 {}, p90 {}; {} still pending\n", cycle.completed, policy.workloads,
              cycle.completed > 0 ? short_duration(cycle.jct_seconds.p50) : "-",
@@ -234,7 +235,8 @@ int run_sim(SimOptions options) {
   timeline.cycle_interval_seconds = options.cycle_interval_seconds;
   timeline.usage_penalty = options.usage_penalty;
   timeline.usage_half_life_seconds = options.usage_half_life_seconds;
-  timeline.reservations = options.reservations.options();
+  timeline.reservations = options.cycle.reservations();
+  timeline.reclaim_moves = !options.cycle.no_reclaim_moves;
   timeline.arrival_speedup = options.arrival_speedup;
   timeline.horizon_seconds = options.horizon_seconds;
   timeline.threads = options.threads;
@@ -304,7 +306,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "Timeline mode, time-based fairness: half-life in seconds of the remembered use (> 0)")
       ->check(CLI::Range(1e-3, 1e12))
       ->capture_default_str();
-  add_reservation_flags(*sim, options->reservations, "Timeline mode, scenarios with queues: ");
+  add_cycle_flags(*sim, options->cycle, "Timeline mode, scenarios with queues: ");
   sim->add_option("--json", options->json_path,
                   "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");
   sim->add_option("--report", options->report_dir, "Directory for the HTML report (index.html) and results.json")

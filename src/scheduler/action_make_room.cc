@@ -154,6 +154,12 @@ void reclaim(CycleContext& context) {
           }
           if (reachable + 1e-9 < needed_gpus) return false;
         }
+        if (make_room(context, victims, request)) return true;
+        // The victims' room may be scattered while a pod needs it whole: move work of queues at
+        // their share out of the way (into room the rule frees elsewhere) and try again.
+        if (!context.options().reclaim_moves || needed_gpus <= 0) return false;
+        request.move_others = true;
+        request.refresh();
         return make_room(context, victims, request);
       });
 }

@@ -46,6 +46,9 @@ struct CycleOptions {
   // Evictions made for one pending workload may free at most this many times the GPUs it
   // needs (rounded up to whole GPUs): a scheduler that evicts 376 GPUs to place 48 has failed.
   double max_evicted_gpu_ratio = 2.0;
+  // Reclaim may move work of queues at their fair share (evicted and re-placed in the same
+  // statement) to gather the room it frees for a pod that needs it on one node.
+  bool reclaim_moves = true;
 };
 
 // One workload (or one elastic extra) taken off its nodes.

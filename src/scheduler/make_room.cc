@@ -169,9 +169,11 @@ namespace {
 struct NodeChoice {
   NodeIndex node = -1;
   int top_priority = 0;
-  int64_t gpu_milli = 0;
+  int64_t gpu_milli = 0;  // evicted or moved
   int pods = 0;
   std::vector<uint32_t> victims;
+  std::vector<char> moving;   // per victim: to be moved, not evicted (RoomRequest::move_others)
+  int64_t evicted_milli = 0;  // of gpu_milli, what is evicted for good
 
   bool better_than(const NodeChoice& other) const {
     if (other.node < 0) return true;
@@ -184,6 +186,7 @@ struct NodeChoice {
 struct EvictedUnit {
   const VictimIndex::Unit* unit;
   std::vector<std::pair<PodId, Binding>> pods;  // where each pod ran
+  bool move = false;                            // must be re-placed in the statement
 };
 
 bool binding_fits(const ClusterState& cluster, PodId pod, const Binding& binding) {
@@ -232,22 +235,10 @@ class RoomSearch {
       }
       if (request_.refresh && evicted_since_refresh) request_.refresh();
       evicted_since_refresh = false;
-      NodeChoice choice = best_node(spec, budget - evicted_milli);
+      NodeChoice choice = best_node(spec, budget - evicted_milli, request_.move_others);
       if (choice.node < 0) return give_up(statement);
-      for (uint32_t index : choice.victims) {
-        const VictimIndex::Unit& unit = victims_.unit(index);
-        touched_.push_back(unit.unit.workload);
-        EvictedUnit record{&unit, {}};
-        for (const VictimIndex::Member& member : victims_.members(index)) {
-          const PodId victim_pod = member.pod;
-          if (!cluster.binding(victim_pod)) continue;  // taken already with the workload's extra
-          record.pods.emplace_back(victim_pod, *cluster.binding(victim_pod));
-          context_.evict(statement, victim_pod);
-        }
-        evicted_milli += unit.gpu_milli;
-        evicted.push_back(std::move(record));
-        evicted_since_refresh = true;
-      }
+      evict_choice(statement, choice, evicted, evicted_milli);
+      evicted_since_refresh = true;
       auto binding = context_.placer().find(cluster, spec, nullptr, pass_);
       if (!binding) return give_up(statement);
       context_.allocate(statement, pod, std::move(*binding));
@@ -260,15 +251,18 @@ class RoomSearch {
       if (a.unit->unit.whole() != b.unit->unit.whole()) return a.unit->unit.whole();
       return a.unit->started_at < b.unit->started_at;
     });
-    for (EvictedUnit& record : evicted) {
+    // (Indexed: making room for a moved unit may evict more, which is put back too if it can be.)
+    for (size_t next = 0; next < evicted.size(); ++next) {
       const Statement::Checkpoint checkpoint = statement.checkpoint();
-      if (!record.unit->unit.whole() && !context_.workloads().is_running(record.unit->unit.workload, cluster)) {
-        if (request_.move_victims) return give_up(statement);  // its gang could not move: nothing happens
+      const bool move = request_.move_victims || evicted[next].move;
+      const WorkloadId owner = evicted[next].unit->unit.workload;
+      if (!evicted[next].unit->unit.whole() && !context_.workloads().is_running(owner, cluster)) {
+        if (move) return give_up(statement);  // its gang could not move: nothing happens
         continue;
       }
       bool restored = true;
       std::vector<PodId> unplaced;
-      for (const auto& [pod, binding] : record.pods) {
+      for (const auto& [pod, binding] : evicted[next].pods) {
         if (cluster.binding(pod)) continue;  // moved back already, with its workload's gang
         unplaced.push_back(pod);
         if (restored && binding_fits(cluster, pod, binding)) {
@@ -277,11 +271,26 @@ class RoomSearch {
           restored = false;
         }
       }
-      if (!restored) {
-        context_.rollback(statement, checkpoint);
-        if (request_.move_victims &&
-            !context_.place_gang(statement, unplaced, nullptr, context_.pass_for(record.unit->unit.workload)))
-          return give_up(statement);
+      if (restored) continue;
+      context_.rollback(statement, checkpoint);
+      if (!move) continue;
+      const PlacementPass pass = context_.pass_for(owner);
+      if (context_.place_gang(statement, unplaced, nullptr, pass)) continue;
+      if (!evicted[next].move) return give_up(statement);
+      // Room for the moved unit, pod by pod, by evictions under the rule (no further moves).
+      for (PodId pod : unplaced) {
+        const PodSpec& spec = cluster.pod(pod);
+        if (auto binding = context_.placer().find(cluster, spec, nullptr, pass)) {
+          context_.allocate(statement, pod, std::move(*binding));
+          continue;
+        }
+        if (request_.refresh) request_.refresh();
+        NodeChoice choice = best_node(spec, budget - evicted_milli, false, owner, pass);
+        if (choice.node < 0) return give_up(statement);
+        evict_choice(statement, choice, evicted, evicted_milli);
+        auto binding = context_.placer().find(cluster, spec, nullptr, pass);
+        if (!binding) return give_up(statement);
+        context_.allocate(statement, pod, std::move(*binding));
       }
     }
     const size_t first_eviction = context_.result().evictions.size();
@@ -416,7 +425,49 @@ class RoomSearch {
     return false;
   }
 
-  NodeChoice best_node(const PodSpec& pod, int64_t budget) {
+  // A workload's whole unit and its extra chosen on one node move together or are both taken:
+  // a whole unit moved while its extra is lost would leave the workload running without it,
+  // unaccounted.
+  void move_together(NodeChoice& choice) const {
+    for (size_t i = 0; i < choice.victims.size(); ++i) {
+      if (!choice.moving[i]) continue;
+      const WorkloadId workload = victims_.workload_of(choice.victims[i]);
+      for (size_t j = 0; j < choice.victims.size(); ++j) {
+        if (choice.moving[j] || victims_.workload_of(choice.victims[j]) != workload) continue;
+        choice.moving[j] = 1;
+        choice.evicted_milli -= victims_.unit(choice.victims[j]).gpu_milli;
+      }
+    }
+  }
+
+  // Evicts the chosen victims in the statement, recording each (and whether it is to move).
+  void evict_choice(Statement& statement, const NodeChoice& choice, std::vector<EvictedUnit>& evicted,
+                    int64_t& evicted_milli) {
+    const ClusterState& cluster = context_.cluster();
+    for (size_t i = 0; i < choice.victims.size(); ++i) {
+      const uint32_t index = choice.victims[i];
+      const VictimIndex::Unit& unit = victims_.unit(index);
+      touched_.push_back(unit.unit.workload);
+      EvictedUnit record{&unit, {}, choice.moving[i] != 0};
+      for (const VictimIndex::Member& member : victims_.members(index)) {
+        const PodId victim_pod = member.pod;
+        if (!cluster.binding(victim_pod)) continue;  // taken already with the workload's extra
+        record.pods.emplace_back(victim_pod, *cluster.binding(victim_pod));
+        context_.evict(statement, victim_pod);
+      }
+      if (!record.move) evicted_milli += unit.gpu_milli;
+      evicted.push_back(std::move(record));
+    }
+  }
+
+  // The cheapest node for the pod and its victims. With `moves`, units the rule may not take
+  // may be chosen to move. `for_workload` and `pass`: whose pod it is (the pending workload's, or
+  // a moved unit's, which must not displace the pending workload's pods or itself).
+  NodeChoice best_node(const PodSpec& pod, int64_t budget, bool moves) {
+    return best_node(pod, budget, moves, request_.pending, pass_);
+  }
+  NodeChoice best_node(const PodSpec& pod, int64_t budget, bool moves, WorkloadId for_workload,
+                       const PlacementPass& pass) {
     const ClusterState& cluster = context_.cluster();
     const int node_count = cluster.node_count();
     const int64_t need = pod.gpu.pending_milli(context_.typical_device_memory());
@@ -432,7 +483,8 @@ class RoomSearch {
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway;
     // either way in order from `start`, round the cluster.
     size_t listed = 0;
-    const bool by_queue = request_.victims != VictimRule::kAny;
+    // With moves any node with units may do: what the rule may not take may move.
+    const bool by_queue = request_.victims != VictimRule::kAny && !moves;
     accepted_flag_.assign(context_.tree().size(), by_queue ? 0 : 1);
     if (by_queue) {
       accepted_.clear();
@@ -442,6 +494,9 @@ class RoomSearch {
         accepted_flag_[leaf] = 1;
         listed += victims_.nodes_of(leaf).size();
       }
+    }
+    if (moves) {
+      for (QueueIndex leaf : context_.tree().leaves()) accepted_flag_[leaf] = queue_may_give(leaf) ? 1 : 0;
     }
     reach_cap_.resize(accepted_flag_.size());
     for (QueueIndex queue = 0; queue < reach_cap_.size(); ++queue) {
@@ -470,26 +525,32 @@ class RoomSearch {
       if (units.empty()) continue;
       // Skip, without looking at a victim, a node where even evicting every unit of the queues
       // that may give would not free the GPUs the pod needs.
-      if (need > 0 && !may_free(cluster, node, need)) continue;
+      if (need > 0 &&
+          !(moves ? victims_.gpus_held_on(node) + cluster.gpu_free_milli(node) >= need : may_free(cluster, node, need)))
+        continue;
       if (victims_.gpu_count(node) < whole_gpus) continue;
       if (!fits_statically(cluster, node, pod)) continue;
-      if (!pass_.admits(cluster.reservation(node))) continue;
+      if (!pass.admits(cluster.reservation(node))) continue;
       const NodeSpec& spec = cluster.node_spec(node);
       choice.node = node;
       choice.top_priority = INT_MIN;
       choice.gpu_milli = 0;
       choice.pods = 0;
       choice.victims.clear();
+      choice.moving.clear();
+      choice.evicted_milli = 0;
       bool fits = false;
       released_.clear();
       ++node_visit_;  // clears taken_
       for (uint32_t index : units) {
-        // A unit of a queue that may give nothing can be taken only if it holds none of the key
-        // resources; the filter decides the rest.
-        if (victims_.gone(index) || (!accepted_flag_[victims_.queue_of(index)] && (victims_.holds(index) & key_mask)))
-          continue;
+        if (victims_.gone(index)) continue;
         const WorkloadId workload = victims_.workload_of(index);
-        if (workload == request_.pending || touched(workload) || !eligible(index) || !within_allowance(index)) continue;
+        if (workload == request_.pending || workload == for_workload || touched(workload)) continue;
+        // A unit of a queue that may give nothing can be taken only if it holds none of the key
+        // resources; the rule decides the rest. What may not be taken may move, if moves are on.
+        const bool taken = (accepted_flag_[victims_.queue_of(index)] || !(victims_.holds(index) & key_mask)) &&
+                           eligible(index) && within_allowance(index);
+        if (!taken && !moves) continue;
         const VictimIndex::Unit& unit = victims_.unit(index);
         if (choice.victims.empty()) scratch_ = cluster.node_state(node);  // the node as its victims leave it
         for (const VictimIndex::Member& member : victims_.members(index)) {
@@ -508,8 +569,10 @@ class RoomSearch {
         choice.top_priority = std::max(choice.top_priority, unit.priority);
         choice.gpu_milli += unit.gpu_milli;
         choice.victims.push_back(index);
+        choice.moving.push_back(taken ? 0 : 1);
+        if (taken) choice.evicted_milli += unit.gpu_milli;
         // More victims only raise the cost: stop once over budget or already worse than the best.
-        if (choice.gpu_milli > budget) break;
+        if (choice.evicted_milli > budget) break;
         if (best.node >= 0 && (choice.top_priority > best.top_priority ||
                                (choice.top_priority == best.top_priority && choice.gpu_milli > best.gpu_milli)))
           break;
@@ -519,6 +582,7 @@ class RoomSearch {
         }
       }
       if (!fits) continue;
+      if (moves) move_together(choice);
       --candidates_left;
       if (choice.better_than(best)) best = choice;
       if (candidates_left == 0) break;

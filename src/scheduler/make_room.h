@@ -7,9 +7,10 @@
 // starting where the last search stopped; the scan also stops at a node that cannot be beaten:
 // victims of the lowest priority running, no more GPUs than the pod needs (one, for a fraction).
 // Once the gang is placed, every victim whose old place is still free is put back (so none is
-// evicted in vain), moved victims are re-placed, and the statement commits; if anything fails,
-// nothing happened. Victims are whole workloads or single elastic extras (never part of a gang),
-// preemptible, past the action's minimum runtime, and not started in this cycle.
+// evicted in vain), moved victims are re-placed (for reclaim with moves, into room further
+// evictions make if need be), and the statement commits; if anything fails, nothing happened. Victims are whole
+// workloads or single elastic extras (never part of a gang), preemptible, past the action's minimum runtime, and not
+// started in this cycle.
 #pragma once
 
 #include <functional>
@@ -173,6 +174,10 @@ struct RoomRequest {
   std::vector<double> give_allowance;
   std::vector<ResourceId> give_keys;
   bool move_victims = false;  // consolidation: victims must be re-placed in the same statement
+  // Reclaim: units the rule may not take (their queue would drop below its fair share) may be
+  // moved instead: evicted and re-placed in the same statement, where free room or further
+  // evictions under the rule make room for them. Their queues keep what they hold.
+  bool move_others = false;
 };
 
 // True when the workload now runs (the statement committed through the context).

@@ -161,7 +161,8 @@ struct GroupKey {
 };
 
 struct GroupTotal {
-  int64_t gpu_milli = 0;
+  int64_t gpu_milli = 0;  // taken: evicted and not re-placed
+  int64_t moved_milli = 0;
   int64_t victims = 0;
 };
 
@@ -197,6 +198,7 @@ class CycleReplay {
     }
     for (int a = 0; a < kActionCount; ++a) churn_[a].action = std::string(action_name(static_cast<Action>(a)));
     cycle_options_.reservations = options.reservations;
+    cycle_options_.reclaim_moves = options.reclaim_moves;
   }
 
   Result<TimelinePolicyResult> run(std::string_view policy_name) {
@@ -496,7 +498,7 @@ class CycleReplay {
       ++churn.evictions;
       churn.evicted_gpus += gpus(eviction.gpu_milli);
       GroupTotal& group = groups[{eviction.beneficiary, eviction.action}];
-      group.gpu_milli += eviction.gpu_milli;
+      (eviction.moved ? group.moved_milli : group.gpu_milli) += eviction.gpu_milli;
       ++group.victims;
       if (!workload.spec.preemptible) {
         violations.push_back(fmt::format("non-preemptible workload '{}' was evicted by {}", workload.spec.name,
@@ -537,6 +539,7 @@ class CycleReplay {
       }
       const double ratio = evicted / needed;
       churn.max_evicted_to_needed = std::max(churn.max_evicted_to_needed, ratio);
+      churn.max_moved_to_needed = std::max(churn.max_moved_to_needed, gpus(total.moved_milli) / needed);
       if (ratio > worst_group_.ratio) {
         const Workload& beneficiary = workloads_[key.beneficiary];
         worst_group_ = {now,
@@ -774,6 +777,7 @@ class CycleReplay {
       churn.whole_workloads += action.whole_workloads;
       churn.lost_gpu_hours += action.lost_gpu_hours;
       churn.max_evicted_to_needed = std::max(churn.max_evicted_to_needed, action.max_evicted_to_needed);
+      churn.max_moved_to_needed = std::max(churn.max_moved_to_needed, action.max_moved_to_needed);
       churn.by_action.push_back(action);
     }
     churn.per_1000_scheduled = result.scheduled > 0 ? 1000.0 * static_cast<double>(churn.whole_workloads) /

@@ -164,7 +164,8 @@ json action_churn_json(const ActionChurn& action) {
           {"lost_gpu_hours", gpu_amount(action.lost_gpu_hours)},
           {"per_1000_scheduled", rounded(action.per_1000_scheduled, kRatioDecimals)},
           {"groups", action.groups},
-          {"max_evicted_to_needed", rounded(action.max_evicted_to_needed, kRatioDecimals)}};
+          {"max_evicted_to_needed", rounded(action.max_evicted_to_needed, kRatioDecimals)},
+          {"max_moved_to_needed", rounded(action.max_moved_to_needed, kRatioDecimals)}};
 }
 
 json churn_json(const ChurnSummary& churn) {
@@ -190,6 +191,7 @@ json churn_json(const ChurnSummary& churn) {
           {"groups", churn.groups},
           {"groups_without_gpu_need", churn.groups_without_gpu_need},
           {"max_evicted_to_needed", rounded(churn.max_evicted_to_needed, kRatioDecimals)},
+          {"max_moved_to_needed", rounded(churn.max_moved_to_needed, kRatioDecimals)},
           {"worst_group", std::move(worst)},
           {"by_action", std::move(by_action)}};
 }

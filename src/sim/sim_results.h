@@ -135,13 +135,16 @@ struct ActionChurn {
   int64_t evictions = 0;          // eviction records: whole workloads plus elastic extras
   int64_t whole_workloads = 0;    // workloads taken off their nodes (moves included): restarts
   int64_t extras = 0;             // elastic extras only; the workload kept running
-  int64_t moved = 0;              // whole workloads re-placed in the same cycle (consolidation)
+  int64_t moved = 0;              // whole workloads re-placed in the same cycle (consolidation, reclaim)
   double evicted_gpus = 0;        // GPUs the evicted pods held, summed
   double lost_gpu_hours = 0;      // work since the last checkpoint x GPUs held
   double per_1000_scheduled = 0;  // whole_workloads per 1,000 scheduled workloads
   // Eviction groups: the evictions of one cycle made for one pending workload (the beneficiary).
   int64_t groups = 0;
-  double max_evicted_to_needed = 0;  // max over groups of evicted GPUs / the beneficiary's gang GPUs
+  // Max over groups of the GPUs taken (evicted, not moved) / the beneficiary's gang GPUs, and of
+  // the GPUs moved / the same.
+  double max_evicted_to_needed = 0;
+  double max_moved_to_needed = 0;
 };
 
 // The eviction group with the highest evicted / needed ratio.
@@ -164,6 +167,7 @@ struct ChurnSummary {
   double per_hour = 0;            // whole-workload evictions per hour of simulated time
   double lost_gpu_hours = 0;
   double max_evicted_to_needed = 0;
+  double max_moved_to_needed = 0;
   int64_t groups_without_gpu_need = 0;  // groups that evicted GPUs for a beneficiary asking none
   EvictionGroup worst_group;            // meaningful when some group exists
   int64_t groups = 0;

@@ -40,6 +40,8 @@ struct TimelineOptions {
   double usage_half_life_seconds = 3600;
   // Scenarios with queues: nodes reserved for workloads that waited long for room (SPEC §4 step 2).
   ReservationOptions reservations;
+  // Scenarios with queues: reclaim may move work of queues at their share (CycleOptions).
+  bool reclaim_moves = true;
 };
 
 Result<TimelineReport> run_timeline_experiment(const Scenario& scenario, std::span<const std::string> policies,
