@@ -68,6 +68,15 @@ bool quota_allows(CycleContext& context, WorkloadId id) {
                                             context.key_resources(id));
 }
 
+// The most GPU (milli) one pod of the workload's gang asks for.
+int64_t largest_pod_gpu_milli(CycleContext& context, WorkloadId id) {
+  int64_t largest = 0;
+  for (PodId pod : context.workloads()[id].gang()) {
+    largest = std::max(largest, context.cluster().pod(pod).gpu.pending_milli(context.typical_device_memory()));
+  }
+  return largest;
+}
+
 // A queue setting resolved for every queue of the tree (minimum runtimes, inherited).
 std::vector<double> per_queue(const QueueTree& tree, double (*setting)(const QueueTree&, QueueIndex)) {
   std::vector<double> values(tree.size());
@@ -156,8 +165,9 @@ void reclaim(CycleContext& context) {
         }
         if (make_room(context, victims, request)) return true;
         // The victims' room may be scattered while a pod needs it whole: move work of queues at
-        // their share out of the way (into room the rule frees elsewhere) and try again.
-        if (!context.options().reclaim_moves || needed_gpus <= 0) return false;
+        // their share out of the way (into room the rule frees elsewhere) and try again. A pod of
+        // one GPU or less needs no gathering: any GPU the rule frees would have done.
+        if (!context.options().reclaim_moves || largest_pod_gpu_milli(context, id) <= kMilliPerGpu) return false;
         request.move_others = true;
         request.refresh();
         return make_room(context, victims, request);
