@@ -19,7 +19,13 @@ namespace tessera::adapter {
 
 struct SchedulerOptions {
   std::string policy = "tessera";
-  CycleOptions cycle;
+  // Reclaim's moves are off: on Kubernetes a move is an eviction, and only pods a controller
+  // recreates come back.
+  CycleOptions cycle = [] {
+    CycleOptions options;
+    options.reclaim_moves = false;
+    return options;
+  }();
   double cycle_interval_seconds = 1.0;   // the longest wait between cycles
   double cycle_debounce_seconds = 0.02;  // a change starts a cycle this long after it
   int api_workers = 16;                  // concurrent bindings and evictions

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "adapter/kube_scheduler.h"
-#include "cli/cycle_flags.h"
+#include "cli/reservation_flags.h"
 #include "cli/stop_signal.h"
 #include "kube/api_client.h"
 #include "kube/kubeconfig.h"
@@ -31,7 +31,8 @@ struct SchedulerCommandOptions {
   bool no_reclaim = false;
   bool no_preempt = false;
   bool no_events = false;
-  CycleFlags cycle;
+  ReservationFlags reservations;
+  bool reclaim_moves = false;
 };
 
 std::string default_identity() {
@@ -59,8 +60,8 @@ int run_scheduler(SchedulerCommandOptions options) {
   options.scheduler.cycle.consolidate = !options.no_consolidate;
   options.scheduler.cycle.reclaim = !options.no_reclaim;
   options.scheduler.cycle.preempt = !options.no_preempt;
-  options.scheduler.cycle.reservations = options.cycle.reservations();
-  options.scheduler.cycle.reclaim_moves = !options.cycle.no_reclaim_moves;
+  options.scheduler.cycle.reservations = options.reservations.reservations();
+  options.scheduler.cycle.reclaim_moves = options.reclaim_moves;
   options.scheduler.events = !options.no_events;
   if (options.scheduler.election.identity.empty()) options.scheduler.election.identity = default_identity();
   kube::ApiClient client(*config);
@@ -98,7 +99,10 @@ void add_scheduler_command(CLI::App& app, int& exit_code) {
   command->add_flag("--no-reclaim", options->no_reclaim, "Never reclaim resources lent to other queues");
   command->add_flag("--no-preempt", options->no_preempt, "Never preempt within a queue");
   command->add_flag("--no-events", options->no_events, "Write no Kubernetes Events");
-  add_cycle_flags(*command, options->cycle, "");
+  command->add_flag("--reclaim-moves", options->reclaim_moves,
+                    "Let reclaim move work of queues at their fair share to gather room on one node. A move is an "
+                    "eviction here: only pods a controller recreates come back");
+  add_reservation_flags(*command, options->reservations, "");
   command->add_flag("--leader-elect", options->scheduler.leader_elect,
                     "Run cycles only while holding the leader Lease (for several replicas)");
   command->add_option("--lease-namespace", options->scheduler.election.lease_namespace)->capture_default_str();

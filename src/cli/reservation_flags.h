@@ -1,5 +1,5 @@
-// The command-line flags that tune the scheduling cycle's reservations (SPEC §4 step 2) and
-// reclaim's moves, shared by `tessera sim` and `tessera scheduler`.
+// The command-line flags that tune reservations (SPEC §4 step 2), shared by `tessera sim` and
+// `tessera scheduler`.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,8 +10,7 @@
 
 namespace tessera {
 
-struct CycleFlags {
-  bool no_reclaim_moves = false;
+struct ReservationFlags {
   bool no_reservations = false;
   double wait_seconds = ReservationOptions{}.min_wait_seconds;
   double min_gpus = ReservationOptions{}.min_gpus;
@@ -21,15 +20,12 @@ struct CycleFlags {
 };
 
 // `scope` starts each flag's help ("Timeline mode, scenarios with queues: ").
-inline void add_cycle_flags(CLI::App& command, CycleFlags& flags, const std::string& scope) {
+inline void add_reservation_flags(CLI::App& command, ReservationFlags& flags, const std::string& scope) {
   // Without a scope the sentence starts the help, capitalised.
   auto help = [&scope](std::string text) {
     if (scope.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
     return scope + text;
   };
-  command.add_flag("--no-reclaim-moves", flags.no_reclaim_moves,
-                   help("reclaim only evicts: it never moves work of queues at their fair share to gather the room "
-                        "it frees on one node"));
   command.add_flag("--no-reservations", flags.no_reservations,
                    help("never reserve nodes for workloads that wait long for room"));
   command
