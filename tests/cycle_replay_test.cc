@@ -246,6 +246,23 @@ TEST(CycleReplay, SkippingIdleCyclesChangesNothing) {
   EXPECT_EQ(comparable(*all), comparable(*some));
 }
 
+TEST(CycleReplay, ATimeLimitEndsTheRun) {
+  // One GPU; a job that would run 2 hours has a 1-hour limit, so it ends at 3600 s and the next
+  // job starts then.
+  Scenario scenario;
+  scenario.name = "limited";
+  scenario.cluster = uniform_cluster(1, 1);
+  scenario.queues = {leaf_queue("team", 1)};
+  WorkloadSpec limited = one_gpu_job("limited", "team", 0, 7200, 0);
+  limited.time_limit_seconds = 3600;
+  scenario.workloads = {limited, one_gpu_job("next", "team", 10, 100, 0)};
+  auto result = run_cycle_replay(scenario, "tessera", TimelineOptions{});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->cycle->completed, 2);
+  EXPECT_DOUBLE_EQ(result->pending_seconds.max, 3600 - 10);  // "next" waited for the limit
+  EXPECT_DOUBLE_EQ(result->cycle->jct_seconds.max, 3600 - 10 + 100);
+}
+
 TEST(CycleReplay, RejectsBadInput) {
   Scenario scenario = susan_joe_jemma();
   TimelineOptions options;

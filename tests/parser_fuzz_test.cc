@@ -65,6 +65,7 @@ workloads:
     arrival_interval: 30
     duration: 3600
     checkpoint_interval: 600
+    time_limit: 7200
     pods: 4
     min_member: 2
     pod:

@@ -624,6 +624,17 @@ TEST(ScenarioYaml, CheckpointInterval) {
                   "workloads[0].checkpoint_interval", "'often' is not a number");
 }
 
+TEST(ScenarioYaml, TimeLimit) {
+  auto parts = parse("workloads:\n  - {name: a, time_limit: 1200, pod: {}}\n  - {name: b, pod: {}}\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_DOUBLE_EQ((*parts->workloads)[0].time_limit_seconds, 1200);
+  EXPECT_DOUBLE_EQ((*parts->workloads)[1].time_limit_seconds, 0);  // no limit
+  expect_error_at(parse("workloads:\n  - {name: a, time_limit: -5, pod: {}}\n"), 2, 27, "workloads[0].time_limit",
+                  "-5 is not positive");
+  expect_error_at(parse("workloads:\n  - {name: a, time_limit: soon, pod: {}}\n"), 2, 27, "workloads[0].time_limit",
+                  "'soon' is not a number");
+}
+
 // ----- Quantities -----
 
 TEST(Quantity, CpuMillicores) {
