@@ -7,7 +7,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "adapter/annotations.h"
@@ -223,21 +225,31 @@ struct KubeScheduler::Impl {
   }
 
   // The remembered reservations in this snapshot's ids; those of workloads or nodes it no longer
-  // has are left out (the cycle drops any whose workload is not pending).
+  // has are left out (the cycle drops any whose workload is not pending). Every cycle runs this,
+  // so the snapshot's names are only looked up in the few the memory holds.
   std::vector<Reservation> reservations_in(const Snapshot& snapshot) const {
-    std::map<std::string, WorkloadId> workload_ids;
-    for (size_t id = 0; id < snapshot.workload_keys.size(); ++id)
-      workload_ids[snapshot.workload_keys[id]] = static_cast<WorkloadId>(id);
-    std::map<std::string, NodeIndex> node_indices;
-    for (size_t node = 0; node < snapshot.node_names.size(); ++node)
-      node_indices[snapshot.node_names[node]] = static_cast<NodeIndex>(node);
+    if (memory.reservations.empty()) return {};
+    std::map<std::string_view, WorkloadId> workload_ids;
+    std::map<std::string_view, NodeIndex> node_indices;
+    for (const auto& [key, kept] : memory.reservations) {
+      workload_ids.emplace(key, -1);
+      for (const std::string& name : kept.nodes) node_indices.emplace(name, -1);
+    }
+    for (size_t id = 0; id < snapshot.workload_keys.size(); ++id) {
+      if (auto it = workload_ids.find(snapshot.workload_keys[id]); it != workload_ids.end())
+        it->second = static_cast<WorkloadId>(id);
+    }
+    for (size_t node = 0; node < snapshot.node_names.size(); ++node) {
+      if (auto it = node_indices.find(snapshot.node_names[node]); it != node_indices.end())
+        it->second = static_cast<NodeIndex>(node);
+    }
     std::vector<Reservation> reservations;
     for (const auto& [key, kept] : memory.reservations) {
-      auto workload = workload_ids.find(key);
-      if (workload == workload_ids.end()) continue;
-      Reservation reservation{workload->second, {}, kept.since, kNeverDue};
+      const WorkloadId workload = workload_ids.at(key);
+      if (workload < 0) continue;
+      Reservation reservation{workload, {}, kept.since, kNeverDue};
       for (const std::string& name : kept.nodes) {
-        if (auto node = node_indices.find(name); node != node_indices.end()) reservation.nodes.push_back(node->second);
+        if (const NodeIndex node = node_indices.at(name); node >= 0) reservation.nodes.push_back(node);
       }
       if (reservation.nodes.size() == kept.nodes.size()) reservations.push_back(std::move(reservation));
     }

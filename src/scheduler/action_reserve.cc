@@ -145,6 +145,7 @@ void reserve(CycleContext& context) {
   const ReservationOptions& options = context.options().reservations;
   const ClusterState& cluster = context.cluster();
   const QueueTree& tree = context.tree();
+  // Per leaf queue: the gangs of the reservations kept or made so far.
   std::vector<ResourceVector> promised(tree.size(), ResourceVector(tree.resource_count(), 0.0));
   std::vector<char> reserved(static_cast<size_t>(cluster.node_count()), 0);
   size_t reserved_count = 0;
@@ -163,14 +164,12 @@ void reserve(CycleContext& context) {
     const std::vector<ResourceId> keys = context.key_resources(id);
     if (context.ledger().check_allocation(workload.queue, context.gang_request(id), workload.spec.preemptible, keys))
       return false;
-    return context.ledger().within_fair_share(workload.queue, promised, keys);
+    return context.ledger().within_fair_share(workload.queue, promised[workload.queue], keys);
   };
   auto keep = [&](Reservation reservation, std::vector<Reservation>& into) {
-    const Workload& workload = context.workloads()[reservation.workload];
-    for (QueueIndex queue = workload.queue; queue != QueueTree::kNoParent; queue = tree.parent(queue)) {
-      const ResourceVector& request = context.gang_request(reservation.workload);
-      for (ResourceId r = 0; r < request.size(); ++r) promised[queue][r] += request[r];
-    }
+    const ResourceVector& request = context.gang_request(reservation.workload);
+    ResourceVector& set_aside = promised[context.workloads()[reservation.workload].queue];
+    for (ResourceId r = 0; r < request.size(); ++r) set_aside[r] += request[r];
     for (NodeIndex node : reservation.nodes) reserved[static_cast<size_t>(node)] = 1;
     reserved_count += reservation.nodes.size();
     into.push_back(std::move(reservation));

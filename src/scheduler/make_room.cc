@@ -483,10 +483,11 @@ class RoomSearch {
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway;
     // either way in order from `start`, round the cluster.
     size_t listed = 0;
+    const bool by_rule = request_.victims != VictimRule::kAny;  // the rule names the queues that may give
     // With moves any node with units may do: what the rule may not take may move.
-    const bool by_queue = request_.victims != VictimRule::kAny && !moves;
-    accepted_flag_.assign(context_.tree().size(), by_queue ? 0 : 1);
-    if (by_queue) {
+    const bool by_queue = by_rule && !moves;
+    accepted_flag_.assign(context_.tree().size(), by_rule ? 0 : 1);
+    if (by_rule) {
       accepted_.clear();
       for (QueueIndex leaf : context_.tree().leaves()) {
         if (!queue_may_give(leaf)) continue;
@@ -494,9 +495,6 @@ class RoomSearch {
         accepted_flag_[leaf] = 1;
         listed += victims_.nodes_of(leaf).size();
       }
-    }
-    if (moves) {
-      for (QueueIndex leaf : context_.tree().leaves()) accepted_flag_[leaf] = queue_may_give(leaf) ? 1 : 0;
     }
     reach_cap_.resize(accepted_flag_.size());
     for (QueueIndex queue = 0; queue < reach_cap_.size(); ++queue) {

@@ -104,11 +104,10 @@ std::optional<QueueLedger::FairShareExcess> QueueLedger::reclaim_blocked(
   return std::nullopt;
 }
 
-bool QueueLedger::within_fair_share(QueueIndex leaf, std::span<const ResourceVector> promised,
+bool QueueLedger::within_fair_share(QueueIndex leaf, const ResourceVector& set_aside,
                                     std::span<const ResourceId> key_resources) const {
   for (ResourceId r : key_resources) {
-    const double set_aside = leaf < promised.size() ? resource_at(promised[leaf], r) : 0.0;
-    if (allocated_[leaf][r] + set_aside > shares_.share(leaf, r) + kSlack) return false;
+    if (allocated_[leaf][r] + resource_at(set_aside, r) > shares_.share(leaf, r) + kSlack) return false;
   }
   return true;
 }

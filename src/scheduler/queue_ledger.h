@@ -70,12 +70,12 @@ class QueueLedger {
   std::optional<FairShareExcess> reclaim_blocked(QueueIndex leaf, const ResourceVector& request,
                                                  std::span<const ResourceId> key_resources) const;
 
-  // Whether the leaf queue, counting what `promised` (per queue; may be empty) already sets aside
-  // for it, holds no more than its fair share of each key resource: only then may it reserve
+  // Whether the leaf queue, counting what `set_aside` (per resource; may be empty) already holds
+  // back for it, holds no more than its fair share of each key resource: only then may it reserve
   // nodes, so that a queue borrowing over its share never holds room back from the others. As
   // for reclaim, the ancestors are not asked: a project under its share in a department above
   // it is owed by its siblings.
-  bool within_fair_share(QueueIndex leaf, std::span<const ResourceVector> promised,
+  bool within_fair_share(QueueIndex leaf, const ResourceVector& set_aside,
                          std::span<const ResourceId> key_resources) const;
 
   // How much of each key resource each leaf may lose to a reclaim of `request` by
