@@ -364,13 +364,57 @@ TEST(AdapterDecisions, QueueStatusReportsAllocationAndFairShare) {
   world.add_queue(queue("org", "", 8)).add_queue(queue("team-a", "org", 2)).add_queue(queue("team-b", "org", 6));
   for (int i = 0; i < 3; ++i) world.add_pod(pod("a", fmt::format("w-{}", i), {.gpus = 1}));
   world.cycle();
-  const auto statuses = queue_statuses(world.snapshot(), world.result());
+  const auto statuses = queue_statuses(world.snapshot(), world.result(), world.observed().queues, kNow);
   EXPECT_EQ(statuses.at("team-a")["allocated"]["gpu"], "3");
   EXPECT_EQ(statuses.at("team-a")["requested"]["gpu"], "3");
   EXPECT_EQ(statuses.at("team-a")["runningWorkloads"], 3);
   EXPECT_EQ(statuses.at("org")["allocated"]["gpu"], "3");
   EXPECT_EQ(format_resource("cpu", 1500), "1500m");
   EXPECT_EQ(format_resource("gpu", 2.5), "2.5");
+  EXPECT_EQ(statuses.at("team-a")["conditions"][0]["type"], "Accepted");
+  EXPECT_EQ(statuses.at("team-a")["conditions"][0]["status"], "True");
+  EXPECT_EQ(statuses.at("team-a")["conditions"][0]["reason"], "Valid");
+}
+
+// One Queue with a cyclic parent used to refuse the whole snapshot: nothing was scheduled.
+TEST(AdapterDecisions, ABadQueueStopsOnlyItselfAndSaysSoOnItsStatus) {
+  World world;
+  world.add_node(gpu_node("node-0", 8));
+  json negative = queue("negative", "", 1);
+  negative["spec"]["resources"]["gpu"]["deserved"] = "-1";
+  world.add_queue(queue("team-a", "", 4))
+      .add_queue(queue("loop-a", "loop-b", 1))
+      .add_queue(queue("loop-b", "loop-a", 1))
+      .add_queue(queue("in-loop", "loop-a", 1))
+      .add_queue(negative)
+      .add_queue(queue("small-parent", "", 1))
+      .add_queue(queue("big-child", "small-parent", 2));
+  world.add_pod(pod("ml", "good", {.gpus = 1, .queue = "team-a"}));
+  world.add_pod(pod("ml", "stuck", {.gpus = 1, .queue = "in-loop"}));
+  const Decisions decisions = world.cycle();
+  ASSERT_NE(start_of(decisions, "ml/good"), nullptr);
+  const WaitingWorkload* stuck = waiting_of(decisions, "ml/stuck");
+  ASSERT_NE(stuck, nullptr);
+  EXPECT_EQ(stuck->reason, "QueueNotUsable");
+  EXPECT_NE(stuck->message.find("queue 'in-loop' is not usable"), std::string::npos) << stuck->message;
+
+  const auto statuses = queue_statuses(world.snapshot(), world.result(), world.observed().queues, kNow);
+  const auto accepted = [&](const std::string& name) { return statuses.at(name)["conditions"][0]; };
+  EXPECT_EQ(accepted("loop-a")["status"], "False");
+  EXPECT_EQ(accepted("loop-a")["reason"], "CyclicParent");
+  EXPECT_EQ(accepted("loop-b")["reason"], "CyclicParent");
+  EXPECT_EQ(accepted("in-loop")["reason"], "ParentExcluded");
+  EXPECT_EQ(accepted("negative")["reason"], "InvalidSpec");
+  EXPECT_NE(accepted("negative")["message"].get<std::string>().find("negative"), std::string::npos);
+  EXPECT_TRUE(statuses.at("negative")["allocated"].is_null());  // figures removed by the merge patch
+  EXPECT_EQ(accepted("big-child")["status"], "True");
+  EXPECT_EQ(accepted("big-child")["reason"], "DeservedExceedsParent");
+  EXPECT_EQ(accepted("team-a")["reason"], "Valid");
+
+  // Written once: the status a patch leaves behind no longer differs.
+  json stored = *world.observed().queues.at("negative");
+  stored["status"] = {{"conditions", statuses.at("negative")["conditions"]}};
+  EXPECT_FALSE(status_differs(stored, statuses.at("negative")));
 }
 
 }  // namespace

@@ -136,6 +136,31 @@ TEST(DevClusterTest, WatchSeesTheLifecycleInOrder) {
   EXPECT_EQ(events[3]["type"], "DELETED");
 }
 
+TEST(DevClusterTest, KubeletKeepsTheConditionTheBindingSet) {
+  DevCluster cluster(dev_options());
+  ASSERT_TRUE(cluster.start().ok());
+  TestClient client(cluster.server());
+  client.post("/api/v1/namespaces/default/pods", pod_manifest("p"));
+  ASSERT_EQ(client.post("/api/v1/namespaces/default/pods/p/binding", binding("p", "a100-1")).status, 201);
+  auto conditions_of = [&](const std::string& type) {
+    std::vector<json> found;
+    for (const json& condition : client.get("/api/v1/namespaces/default/pods/p").body["status"]["conditions"]) {
+      if (condition["type"] == type) found.push_back(condition);
+    }
+    return found;
+  };
+  // Scheduled by the binding itself, before any kubelet acts.
+  const std::vector<json> at_binding = conditions_of("PodScheduled");
+  ASSERT_EQ(at_binding.size(), 1u);
+  EXPECT_EQ(at_binding[0]["status"], "True");
+  ASSERT_TRUE(eventually([&] { return phase(client, "p") == "Running"; }));
+  const std::vector<json> running = conditions_of("PodScheduled");
+  ASSERT_EQ(running.size(), 1u);
+  EXPECT_EQ(running[0]["status"], "True");
+  EXPECT_EQ(running[0]["lastTransitionTime"], at_binding[0]["lastTransitionTime"]);
+  EXPECT_EQ(conditions_of("Ready").size(), 1u);
+}
+
 TEST(DevClusterTest, EvictionIsGracefulToo) {
   DevCluster cluster(dev_options());
   ASSERT_TRUE(cluster.start().ok());

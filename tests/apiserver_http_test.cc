@@ -14,7 +14,6 @@ namespace {
 
 ApiServerOptions secure_options() {
   ApiServerOptions options;
-  options.threads = 16;
   options.token = "secret-token";
   return options;
 }
@@ -46,7 +45,6 @@ TEST(AuthTest, HttpsWithTheGeneratedCaAndToken) {
 
 TEST(AuthTest, RandomTokenWhenNoneGiven) {
   ApiServerOptions options;
-  options.threads = 8;
   std::unique_ptr<ApiServer> server = start_server(options);
   EXPECT_GE(server->token().size(), 32u);
   EXPECT_EQ(TestClient(*server).get("/api").status, 200);
@@ -176,6 +174,35 @@ TEST_F(HttpTest, YamlBodies) {
                       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  n: \"1\"\n", "application/yaml");
   EXPECT_EQ(created.status, 201) << created.raw;
   EXPECT_EQ(created.body["data"]["n"], "1");
+}
+
+TEST_F(HttpTest, HugeYamlNumberIsAStringAsOnTheRealServer) {
+  const std::string digits(200000, '9');
+  Reply created = client.post_raw("/api/v1/namespaces/default/configmaps",
+                                  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge\ndata:\n  n: " + digits + "\n",
+                                  "application/yaml");
+  EXPECT_EQ(created.status, 201) << created.raw.substr(0, 200);
+  EXPECT_EQ(created.body["data"]["n"], digits);
+  // Where a number must go, it is a bad request, and the server goes on serving.
+  Reply priority = client.post_raw(
+      "/apis/scheduling.k8s.io/v1/priorityclasses",
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: huge\nvalue: " + digits + "\n",
+      "application/yaml");
+  EXPECT_GE(priority.status, 400);
+  EXPECT_LT(priority.status, 500);
+  EXPECT_EQ(client.get("/api/v1/namespaces/default/configmaps/huge").status, 200);
+}
+
+TEST_F(HttpTest, MalformedResourceVersionIsBadRequest) {
+  for (const char* version : {"-1", "%2B1", "1a", "18446744073709551616"}) {
+    Reply watch = client.get(fmt::format("/api/v1/pods?watch=1&resourceVersion={}", version));
+    EXPECT_EQ(watch.status, 400) << version << ": " << watch.raw;
+    EXPECT_EQ(watch.body["kind"], "Status");
+    EXPECT_EQ(watch.body["reason"], "BadRequest");
+    Reply list = client.get(fmt::format("/api/v1/pods?resourceVersion={}", version));
+    EXPECT_EQ(list.status, 400) << version << ": " << list.raw;
+    EXPECT_EQ(list.body["reason"], "BadRequest");
+  }
 }
 
 TEST_F(HttpTest, RandomBodiesNeverCrashTheServer) {

@@ -145,6 +145,97 @@ TEST_F(ObjectsTest, InvalidNamesAndMissingFieldsAreInvalid) {
   EXPECT_EQ(client.post("/api/v1/namespaces/default/pods", nameless).status, 422);
 }
 
+TEST_F(ObjectsTest, LabelsAreValidatedAsOnTheRealServer) {
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  const std::string long_value(64, 'v');
+  Reply too_long = client.post(pods, pod_manifest("a", {{"app", long_value}}));
+  EXPECT_EQ(too_long.status, 422);
+  EXPECT_EQ(too_long.body["reason"], "Invalid");
+  EXPECT_EQ(too_long.body["message"], fmt::format("Pod \"a\" is invalid: metadata.labels: Invalid value: \"{}\": must "
+                                                  "be no more than 63 characters",
+                                                  long_value));
+  EXPECT_EQ(too_long.body["details"]["causes"][0],
+            json({{"reason", "FieldValueInvalid"},
+                  {"message", fmt::format("Invalid value: \"{}\": must be no more than 63 characters", long_value)},
+                  {"field", "metadata.labels"}}));
+
+  Reply bad_value = client.post(pods, pod_manifest("a", {{"app", "two words"}}));
+  EXPECT_EQ(bad_value.status, 422);
+  EXPECT_EQ(bad_value.body["message"],
+            "Pod \"a\" is invalid: metadata.labels: Invalid value: \"two words\": a valid label must be an empty "
+            "string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+            "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+
+  Reply bad_key = client.post(pods, pod_manifest("a", {{"-app", "x"}}));
+  EXPECT_EQ(bad_key.status, 422);
+  EXPECT_EQ(bad_key.body["message"],
+            "Pod \"a\" is invalid: metadata.labels: Invalid value: \"-app\": name part must consist of alphanumeric "
+            "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or "
+            "'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+  Reply long_key = client.post(pods, pod_manifest("a", {{std::string(64, 'k'), "x"}}));
+  EXPECT_NE(long_key.body.value("message", "").find("name part must be no more than 63 characters"), std::string::npos);
+  Reply bad_prefix = client.post(pods, pod_manifest("a", {{"Example.com/app", "x"}}));
+  EXPECT_NE(bad_prefix.body.value("message", "").find("prefix part a lowercase RFC 1123 subdomain"), std::string::npos);
+  Reply two_slashes = client.post(pods, pod_manifest("a", {{"a/b/c", "x"}}));
+  EXPECT_EQ(two_slashes.status, 422);
+  // Both problems of one value, as the real server lists them.
+  Reply both = client.post(pods, pod_manifest("a", {{"app", std::string(64, '-')}}));
+  EXPECT_EQ(both.body["details"]["causes"].size(), 2u);
+
+  Reply fine = client.post(pods, pod_manifest("a", {{"example.com/app", "My_value-1.2"}, {"empty", ""}}));
+  EXPECT_EQ(fine.status, 201) << fine.raw;
+}
+
+TEST_F(ObjectsTest, AnnotationsAreValidatedAsOnTheRealServer) {
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  json bad_key = pod_manifest("a");
+  bad_key["metadata"]["annotations"] = {{"not a key", "x"}};
+  Reply refused = client.post(pods, bad_key);
+  EXPECT_EQ(refused.status, 422);
+  EXPECT_EQ(refused.body["details"]["causes"][0]["field"], "metadata.annotations");
+  EXPECT_NE(refused.body.value("message", "").find("metadata.annotations: Invalid value: \"not a key\": name part"),
+            std::string::npos);
+
+  json too_big = pod_manifest("a");
+  too_big["metadata"]["annotations"] = {{"big", std::string(262144 - 2, 'x')}};  // 262145 bytes with the key
+  Reply too_long = client.post(pods, too_big);
+  EXPECT_EQ(too_long.status, 422);
+  EXPECT_EQ(too_long.body["message"], "Pod \"a\" is invalid: metadata.annotations: Too long: must have at most 262144 bytes");
+  EXPECT_EQ(too_long.body["details"]["causes"][0]["reason"], "FieldValueTooLong");
+
+  // At the limit, and keys whose case does not matter, are fine; values are free text.
+  const std::string key = "Example.COM/Some-Key";
+  const std::string text = "any text: {\"at\": all}";
+  json at_limit = pod_manifest("a");
+  at_limit["metadata"]["annotations"] = {{key, text},
+                                         {"big", std::string(262144 - key.size() - text.size() - 3, 'x')}};
+  Reply fine = client.post(pods, at_limit);
+  EXPECT_EQ(fine.status, 201) << fine.raw.substr(0, 300);
+}
+
+TEST_F(ObjectsTest, UpdatesAndPatchesAreValidatedToo) {
+  const std::string pod = "/api/v1/namespaces/default/pods/a";
+  Reply created = client.post("/api/v1/namespaces/default/pods", pod_manifest("a", {{"app", "web"}}));
+  ASSERT_EQ(created.status, 201);
+  json updated = created.body;
+  updated["metadata"]["labels"]["app"] = "not valid!";
+  EXPECT_EQ(client.put(pod, updated).status, 422);
+  const std::string long_value(64, 'v');
+  for (const auto& [body, content_type] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"metadata":{"labels":{"app":")" + long_value + R"("}}})", "application/merge-patch+json"},
+           {R"({"metadata":{"labels":{"app":")" + long_value + R"("}}})", "application/strategic-merge-patch+json"},
+           {R"([{"op":"add","path":"/metadata/annotations","value":{"bad key":"x"}}])", "application/json-patch+json"}}) {
+    Reply patched = client.patch(pod, body, content_type);
+    EXPECT_EQ(patched.status, 422) << content_type << ": " << patched.raw;
+    EXPECT_EQ(patched.body["reason"], "Invalid");
+  }
+  Reply current = client.get(pod);
+  EXPECT_EQ(current.body["metadata"]["labels"], json({{"app", "web"}}));
+  EXPECT_FALSE(current.body["metadata"].contains("annotations"));
+  EXPECT_EQ(current.body["metadata"]["resourceVersion"], created.body["metadata"]["resourceVersion"]);
+}
+
 TEST_F(ObjectsTest, StatusSubresourceIsIsolated) {
   Reply created = client.post("/api/v1/namespaces/default/pods", pod_manifest("a"));
   json with_status = created.body;

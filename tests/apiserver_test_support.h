@@ -25,6 +25,12 @@ struct Reply {
   json body;
   std::string raw;
   std::string content_type;
+  httplib::Headers headers;
+
+  std::string header(const std::string& name) const {
+    auto found = headers.find(name);
+    return found == headers.end() ? "" : found->second;
+  }
 };
 
 // A certificate store holding the one CA of `pem`, for httplib's set_ca_cert_store (which takes
@@ -97,6 +103,7 @@ class TestClient {
     out.status = result->status;
     out.raw = result->body;
     out.content_type = result->get_header_value("Content-Type");
+    out.headers = result->headers;
     out.body = json::parse(result->body, nullptr, false);
     return out;
   }
@@ -109,7 +116,6 @@ inline ApiServerOptions plain_options() {
   ApiServerOptions options;
   options.tls = false;
   options.authenticate = false;
-  options.threads = 32;
   return options;
 }
 

@@ -130,5 +130,21 @@ TEST(YamlJsonTest, ScalarsAreTyped) {
   EXPECT_FALSE(yaml_to_json("a: [1, 2").ok());
 }
 
+TEST(YamlJsonTest, NumbersBeyondSixtyFourBitsStayStrings) {
+  // Long enough to overflow the stack of a recursive matcher.
+  const std::string digits(200000, '7');
+  Result<json> converted =
+      yaml_to_json("huge: " + digits + "\nunsigned: 18446744073709551615\nwide: 123456789012345678901234\n"
+                   "overflow: 1e999\nexponent: -12.5e-1\nfraction: .5\nnot_a_number: 1.2.3\n");
+  ASSERT_TRUE(converted.ok());
+  EXPECT_EQ((*converted)["huge"], digits);
+  EXPECT_EQ((*converted)["unsigned"], json(uint64_t{18446744073709551615ULL}));
+  EXPECT_DOUBLE_EQ((*converted)["wide"].get<double>(), 123456789012345678901234.0);
+  EXPECT_EQ((*converted)["overflow"], "1e999");
+  EXPECT_EQ((*converted)["exponent"], -1.25);
+  EXPECT_EQ((*converted)["fraction"], 0.5);
+  EXPECT_EQ((*converted)["not_a_number"], "1.2.3");
+}
+
 }  // namespace
 }  // namespace tessera::apiserver

@@ -130,5 +130,34 @@ expect_error "needs --retry-period < --renew-deadline < --lease-duration" schedu
 expect_error "$work/missing.yaml" dev cluster --listen 127.0.0.1:0 --nodes "$work/missing.yaml"
 [[ ! -e tessera-dev.kubeconfig ]] || fail "dev cluster wrote a kubeconfig for a cluster it could not start"
 
+# Every usage error exits 2, whatever CLI11 calls it (a value out of range, an unknown option).
+for args in "scheduler --retry-period 0.001" "sim --cycle-interval abc" "sim --no-such-option"; do
+  # shellcheck disable=SC2086
+  "$TESSERA" $args > /dev/null 2>&1; status=$?
+  [[ $status -eq 2 ]] || fail "'tessera $args' exited $status (expected 2)"
+done
+
+# A pod list without GPU pods cannot reach arrival mode's GPU target: an error, not a hang.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\np0,1000,1024,0,0,,0,10\n' \
+  > cpu-only.csv
+timeout 60 "$TESSERA" sim --workload cpu-only.csv --seeds 1 --report cpu-only > cpu-only.txt 2>&1; status=$?
+[[ $status -eq 2 ]] || fail "a list without GPU pods exited $status (expected 2): $(tail -2 cpu-only.txt)"
+grep -q "has no pod that requests a GPU" cpu-only.txt || fail "no GPU pods: $(cat cpu-only.txt)"
+
+# A child queue deserving more than its parent is accepted with a warning naming the line.
+cat > over-parent.yaml <<'YAML'
+cluster:
+  nodes:
+    - {name: n, count: 2, cpu: 64, memory: 256Gi, gpus: 8, gpu_model: A100}
+queues:
+  - {name: parent, quota: {gpu: {deserved: 4}}}
+  - {name: child, parent: parent, quota: {gpu: {deserved: 8}}}
+workloads:
+  - {name: w, queue: child, arrival: 0, duration: 60, pod: {cpu: 1, memory: 1Gi, gpus: 1}}
+YAML
+"$TESSERA" sim --mode timeline --scenario over-parent.yaml --no-report > over.txt 2> over.err || fail "over-parent: $(cat over.err)"
+grep -q "over-parent.yaml:6" over.err && grep -q "deserved quota exceeds parent 'parent'" over.err ||
+  fail "no warning for a child deserving more than its parent: $(cat over.err)"
+
 if ((failures)); then echo "$failures CLI check(s) failed"; exit 1; fi
 echo "CLI end to end: all checks passed"

@@ -1,7 +1,12 @@
 // REST calls of the API client over plain HTTP: headers, methods, content types, Status
 // bodies, connection reuse, token rotation and timeouts.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
@@ -223,6 +228,162 @@ TEST(WatchHttpStatusTest, ReadsTheStatusFromAWatchError) {
   EXPECT_EQ(watch_http_status(Error{"HTTP 403: forbidden"}), 403);
   EXPECT_EQ(watch_http_status(Error{"watch /api/v1/pods: connection broke"}), 0);
   EXPECT_EQ(watch_http_status(Error{"HTTP 4"}), 0);
+}
+
+}  // namespace
+}  // namespace tessera::kube
+
+namespace tessera::kube {
+namespace {
+
+// A bare HTTP/1.1 server on a socket of its own, for what httplib's server cannot be told to do:
+// it answers the first request on each connection and keeps the connection open, then reads the
+// second request on that connection and closes it without a word, as a server that timed the
+// connection out just as the request came.
+class ClosingServer {
+ public:
+  ClosingServer() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+    socklen_t length = sizeof(address);
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    ::listen(listener_, 16);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~ClosingServer() {
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    thread_.join();
+  }
+  std::string url() const { return fmt::format("http://127.0.0.1:{}", port_); }
+  int requests() const { return requests_.load(); }
+  int connections() const { return connections_.load(); }
+
+ private:
+  // Reads one request (headers and a Content-Length body); false when the peer closed.
+  static bool read_request(int connection) {
+    std::string data;
+    char buffer[4096];
+    while (true) {
+      const size_t end = data.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        size_t body = 0;
+        const size_t at = data.find("Content-Length: ");
+        if (at != std::string::npos) body = std::stoul(data.substr(at + 16));
+        if (data.size() >= end + 4 + body) return true;
+      }
+      const ssize_t got = ::recv(connection, buffer, sizeof(buffer), 0);
+      if (got <= 0) return false;
+      data.append(buffer, static_cast<size_t>(got));
+    }
+  }
+
+  void serve() {
+    while (true) {
+      const int connection = ::accept(listener_, nullptr, nullptr);
+      if (connection < 0) return;
+      ++connections_;
+      if (read_request(connection)) {
+        ++requests_;
+        const std::string answer =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n{}";
+        (void)::send(connection, answer.data(), answer.size(), MSG_NOSIGNAL);
+        if (read_request(connection)) ++requests_;
+      }
+      ::close(connection);
+    }
+  }
+
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<int> requests_{0};
+  std::atomic<int> connections_{0};
+  std::thread thread_;
+};
+
+TEST(ApiClientRetryTest, ARequestTheServerDroppedOnAKeptAliveConnectionIsSentOnceMoreOnANewOne) {
+  ClosingServer server;
+  ClientConfig config;
+  config.server = server.url();
+  ApiClient client(config);
+  ASSERT_TRUE(client.get("/first"));  // leaves a kept-alive connection in the pool
+  EXPECT_EQ(server.requests(), 1);
+  for (const char* method : {"GET", "POST", "PATCH"}) {
+    SCOPED_TRACE(method);
+    const int before = server.requests();
+    const std::string name = method;
+    // Sent on the pooled connection, dropped, sent again on a new one (which it leaves pooled).
+    auto response = name == "GET"    ? client.get("/next")
+                    : name == "POST" ? client.post("/next", {{"a", 1}})
+                                     : client.patch("/next", {{"a", 1}});
+    ASSERT_TRUE(response) << response.error().message;
+    EXPECT_EQ(response->status, 200);
+    EXPECT_EQ(server.requests() - before, 2);
+  }
+  EXPECT_EQ(client.connection_retries(), 3);
+  EXPECT_EQ(server.connections(), 4);
+}
+
+TEST(ApiClientRetryTest, AsksAgainAfterRetryAfterButNotAfterADisruptionBudgetRefusal) {
+  TestServer server;
+  std::atomic<int> busy_calls{0}, refused_calls{0};
+  server.http().Get("/busy", [&](const httplib::Request&, httplib::Response& response) {
+    if (busy_calls.fetch_add(1) == 0) {
+      response.status = 503;
+      response.set_header("Retry-After", "0");
+      response.set_content(R"({"kind":"Status","code":503})", "application/json");
+      return;
+    }
+    response.set_content("{}", "application/json");
+  });
+  server.http().Get("/always-busy", [&](const httplib::Request&, httplib::Response& response) {
+    ++busy_calls;
+    response.status = 429;
+    response.set_header("Retry-After", "0");
+    response.set_content(R"({"kind":"Status","code":429,"reason":"TooManyRequests"})", "application/json");
+  });
+  server.http().Post("/eviction", [&](const httplib::Request&, httplib::Response& response) {
+    ++refused_calls;
+    response.status = 429;
+    response.set_header("Retry-After", "10");
+    response.set_content(
+        R"({"kind":"Status","code":429,"reason":"TooManyRequests","details":{"causes":[{"type":"DisruptionBudget"}]}})",
+        "application/json");
+  });
+  server.http().Get("/failing", [&](const httplib::Request&, httplib::Response& response) {
+    ++refused_calls;
+    response.status = 500;
+    response.set_content(R"({"kind":"Status","code":500})", "application/json");
+  });
+  server.start();
+  ClientConfig config;
+  config.server = server.url();
+  ApiClient client(config);
+
+  auto recovered = client.get("/busy");
+  ASSERT_TRUE(recovered);
+  EXPECT_EQ(recovered->status, 200);
+  EXPECT_EQ(busy_calls.load(), 2);
+
+  busy_calls = 0;
+  auto still_busy = client.get("/always-busy");
+  ASSERT_TRUE(still_busy);
+  EXPECT_EQ(still_busy->status, 429);
+  EXPECT_EQ(busy_calls.load(), 3);  // the first try and two more
+
+  auto refused = client.post("/eviction", {});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_EQ(refused_calls.load(), 1);  // a refusal is an answer
+
+  auto failing = client.get("/failing");
+  ASSERT_TRUE(failing);
+  EXPECT_EQ(failing->status, 500);
+  EXPECT_EQ(refused_calls.load(), 2);  // no Retry-After: the caller decides
 }
 
 }  // namespace

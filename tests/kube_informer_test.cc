@@ -2,6 +2,7 @@
 // watches resumed from the last resourceVersion.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -296,6 +297,51 @@ TEST_F(InformerTest, StopsPromptlyWhileTheWatchIsIdle) {
 TEST(ObjectKeyTest, UsesNamespaceAndName) {
   EXPECT_EQ(object_key({{"metadata", {{"namespace", "a"}, {"name", "p"}}}}), "a/p");
   EXPECT_EQ(object_key({{"metadata", {{"name", "node-1"}}}}), "node-1");
+}
+
+}  // namespace
+}  // namespace tessera::kube
+
+namespace tessera::kube {
+namespace {
+
+// What a user needs when the cache never fills: the server's own words (401, 403), kept until
+// a list succeeds.
+TEST(InformerErrorsTest, KeepsWhyTheListFailsUntilItSucceeds) {
+  TestServer server;
+  std::atomic<bool> allowed{false};
+  server.http().Get("/api/v1/pods", [&](const httplib::Request& request, httplib::Response& response) {
+    if (request.has_param("watch")) {
+      response.set_content("", "application/json");
+      return;
+    }
+    if (!allowed.load()) {
+      response.status = 403;
+      response.set_content(
+          R"({"kind":"Status","code":403,"reason":"Forbidden","message":"pods is forbidden: User \"x\" cannot list resource \"pods\""})",
+          "application/json");
+      return;
+    }
+    response.set_content(R"({"kind":"PodList","metadata":{"resourceVersion":"5"},"items":[]})", "application/json");
+  });
+  server.start();
+  ClientConfig config;
+  config.server = server.url();
+  ApiClient client(config);
+  InformerOptions options;
+  options.collection_path = "/api/v1/pods";
+  options.backoff_initial_seconds = 0.05;
+  options.backoff_max_seconds = 0.1;
+  Informer informer(client, options);
+  informer.start();
+  ASSERT_TRUE(wait_until([&] { return !informer.last_error().empty(); }));
+  const std::string error = informer.last_error();
+  EXPECT_NE(error.find("list /api/v1/pods: HTTP 403"), std::string::npos) << error;
+  EXPECT_NE(error.find("cannot list resource"), std::string::npos) << error;
+  EXPECT_FALSE(informer.synced());
+  allowed = true;
+  ASSERT_TRUE(informer.wait_for_sync(5));
+  EXPECT_EQ(informer.last_error(), "");
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 // the host, client certificates are presented, and connections are kept alive.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "kube/api_client.h"
 #include "kube_test_pki.h"
@@ -67,6 +69,31 @@ TEST_F(TlsTest, ConnectsWhenTheServerIsSignedByTheConfiguredCa) {
   std::lock_guard lock(mutex);
   EXPECT_EQ(authorizations.front(), "Bearer tls-token");
   EXPECT_EQ(ports.size(), 1u);  // one TLS connection, kept alive
+}
+
+// The server closes a kept-alive TLS connection after 1 s of quiet (TestServer's keep-alive
+// timeout), leaving a close_notify to read: the client must not send the next request on it,
+// and a write must never fail for it.
+TEST_F(TlsTest, WritesAfterAQuietPeriodGoThroughOnANewConnection) {
+  serve(issue_certificate("apiserver", &ca, "IP:127.0.0.1"));
+  int posts = 0;
+  server->http().Post("/write", [&](const httplib::Request& request, httplib::Response& response) {
+    std::lock_guard lock(mutex);
+    ++posts;
+    ports.insert(request.remote_port);
+    response.set_content(R"({"ok":true})", "application/json");
+  });
+  ApiClient client(config_trusting(ca));
+  ASSERT_TRUE(client.post("/write", {{"n", 0}}));
+  for (int quiet = 1; quiet <= 2; ++quiet) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    auto response = client.post("/write", {{"n", quiet}});
+    ASSERT_TRUE(response) << "after quiet period " << quiet << ": " << response.error().message;
+    EXPECT_EQ(response->status, 200);
+  }
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(posts, 3);         // each write sent once
+  EXPECT_EQ(ports.size(), 3u);  // on a new connection after each quiet period
 }
 
 TEST_F(TlsTest, RefusesAServerSignedByAnotherCa) {

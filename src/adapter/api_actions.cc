@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <random>
-
 #include "adapter/annotations.h"
 #include "adapter/object_translation.h"
 
@@ -56,50 +54,53 @@ json gpu_annotations(const PodBindingDecision& binding) {
 }
 
 CallResult bind_pod(kube::ApiClient& client, const PodBindingDecision& binding) {
-  const std::string path = pod_path(binding.namespace_name, binding.name);
-  if (json annotations = gpu_annotations(binding); !annotations.empty()) {
-    CallResult patched = outcome_of(client.patch(path, {{"metadata", {{"annotations", annotations}}}}));
-    if (patched.outcome != CallOutcome::kDone) return patched;
-  }
+  json metadata = {{"name", binding.name}, {"namespace", binding.namespace_name}};
+  if (json annotations = gpu_annotations(binding); !annotations.empty()) metadata["annotations"] = annotations;
   const json body = {{"apiVersion", "v1"},
                      {"kind", "Binding"},
-                     {"metadata", {{"name", binding.name}, {"namespace", binding.namespace_name}}},
+                     {"metadata", metadata},
                      {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", binding.placement.node}}}};
-  return outcome_of(client.post(path + "/binding", body));
+  return outcome_of(client.post(pod_path(binding.namespace_name, binding.name) + "/binding", body));
 }
+
+namespace {
+
+// Whether a 429 is the Eviction API's refusal for a PodDisruptionBudget (its Status names the
+// DisruptionBudget cause), rather than an overloaded server's "come back later".
+bool disruption_budget_refusal(const kube::ApiResponse& response) {
+  const json status = response.json();
+  const json causes = status.is_object() ? status.value("/details/causes"_json_pointer, json()) : json();
+  if (!causes.is_array()) return false;
+  for (const json& cause : causes) {
+    if (cause.is_object() && cause.value("type", "") == "DisruptionBudget") return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 CallResult evict_pod(kube::ApiClient& client, const VictimDecision& victim) {
   const json body = {{"apiVersion", "policy/v1"},
                      {"kind", "Eviction"},
                      {"metadata", {{"name", victim.name}, {"namespace", victim.namespace_name}}}};
-  return outcome_of(client.post(pod_path(victim.namespace_name, victim.name) + "/eviction", body));
+  auto response = client.post(pod_path(victim.namespace_name, victim.name) + "/eviction", body);
+  if (response && response->status == 429 && !disruption_budget_refusal(*response)) {
+    return {CallOutcome::kFailed, fmt::format("HTTP 429: {}", response->error_message())};
+  }
+  return outcome_of(response);
 }
 
-CallResult post_event(kube::ApiClient& client, const EventRecord& event, double now) {
-  // Event names must be unique; client-go uses the object name and a hex timestamp.
-  thread_local std::mt19937_64 random(std::random_device{}());
-  const std::string name = fmt::format("{}.{:x}", event.object_name, random());
-  const std::string time = format_timestamp(now);
-  const json body = {
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata", {{"name", name}, {"namespace", event.namespace_name}}},
-      {"involvedObject",
-       {{"kind", event.object_kind},
-        {"apiVersion", event.object_api_version},
-        {"namespace", event.namespace_name},
-        {"name", event.object_name},
-        {"uid", event.object_uid}}},
-      {"type", event.type},
-      {"reason", event.reason},
-      {"message", event.message},
-      {"source", {{"component", "tessera-scheduler"}}},
-      {"reportingComponent", "tessera-scheduler"},
-      {"firstTimestamp", time},
-      {"lastTimestamp", time},
-      {"count", 1},
-  };
-  return outcome_of(client.post(fmt::format("/api/v1/namespaces/{}/events", event.namespace_name), body));
+CallResult mark_unschedulable(kube::ApiClient& client, const std::string& namespace_name, const std::string& name,
+                              const std::string& message, const std::string& transition_time) {
+  const json condition = {{"type", "PodScheduled"},
+                          {"status", "False"},
+                          {"reason", "Unschedulable"},
+                          {"message", message},
+                          {"lastProbeTime", nullptr},
+                          {"lastTransitionTime", transition_time}};
+  return outcome_of(client.patch(pod_path(namespace_name, name) + "/status",
+                                 {{"status", {{"conditions", json::array({condition})}}}},
+                                 kube::PatchType::kStrategicMerge));
 }
 
 }  // namespace tessera::adapter

@@ -1,6 +1,7 @@
-// The scheduler's writes to the API server, one call each: annotate and bind a pod, evict one
-// through the Eviction API, record an Event. They report outcomes rather than fail: a 409 on
-// a binding (bound meanwhile) or a 429 on an eviction (a PodDisruptionBudget) is an answer.
+// The scheduler's writes to the API server about pods, one call each: bind a pod (with its GPU
+// annotations), evict one through the Eviction API, mark one unschedulable. They report outcomes
+// rather than fail: a 409 on a binding (bound meanwhile) or a 429 on an eviction (a
+// PodDisruptionBudget) is an answer. Events are written by the EventRecorder.
 #pragma once
 
 #include <string>
@@ -13,7 +14,7 @@ namespace tessera::adapter {
 enum class CallOutcome : uint8_t {
   kDone,
   kConflict,  // 409: the pod is bound already (binding) or changed
-  kRefused,   // 429: an eviction a PodDisruptionBudget does not allow now
+  kRefused,   // 429 naming a DisruptionBudget cause: an eviction a PodDisruptionBudget forbids now
   kGone,      // 404: the pod no longer exists
   kFailed,    // any other status, or the request did not complete
 };
@@ -26,24 +27,19 @@ struct CallResult {
 // The annotations a GPU pod gets before it binds (device indices, portion, environment).
 nlohmann::json gpu_annotations(const PodBindingDecision& binding);
 
-// Patches the GPU annotations (GPU pods only), then POSTs the pods/binding subresource.
+// POSTs the pods/binding subresource; the GPU annotations (GPU pods only) travel in the
+// Binding's metadata, which the API server copies onto the pod with the node name, in one write.
 CallResult bind_pod(kube::ApiClient& client, const PodBindingDecision& binding);
 
-// POSTs a policy/v1 Eviction for the pod.
+// POSTs a policy/v1 Eviction for the pod. Only a 429 whose Status names the DisruptionBudget
+// cause is a refusal; any other 429 (an overloaded server) is a failure.
 CallResult evict_pod(kube::ApiClient& client, const VictimDecision& victim);
 
-struct EventRecord {
-  std::string namespace_name;
-  std::string object_kind;  // "Pod" or "PodGroup"
-  std::string object_api_version;
-  std::string object_name;
-  std::string object_uid;
-  std::string type;  // "Normal" or "Warning"
-  std::string reason;
-  std::string message;
-};
-
-// Creates a core/v1 Event, as the scheduler's component ("tessera-scheduler").
-CallResult post_event(kube::ApiClient& client, const EventRecord& event, double now);
+// Sets the pod's PodScheduled condition to False with reason Unschedulable and `message`, as
+// kube-scheduler does for a pod it cannot place: what `kubectl get/describe pod` and dashboards
+// read. A strategic merge patch of pods/status, so the pod's other conditions stay.
+// `transition_time` (RFC 3339): when the condition became False.
+CallResult mark_unschedulable(kube::ApiClient& client, const std::string& namespace_name, const std::string& name,
+                              const std::string& message, const std::string& transition_time);
 
 }  // namespace tessera::adapter

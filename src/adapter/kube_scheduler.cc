@@ -15,6 +15,7 @@
 #include "adapter/annotations.h"
 #include "adapter/api_actions.h"
 #include "adapter/cycle_decisions.h"
+#include "adapter/event_recorder.h"
 #include "adapter/object_translation.h"
 #include "adapter/status_reports.h"
 #include "adapter/task_pool.h"
@@ -30,6 +31,9 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+// How often a waiting pod's event and condition are rewritten when only their message changed.
+constexpr double kStateRefreshSeconds = 30;
 
 double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
@@ -62,7 +66,7 @@ std::pair<std::string, std::string> split_key(const std::string& key) {
 
 struct KubeScheduler::Impl {
   Impl(kube::ApiClient& api, SchedulerOptions opts)
-      : client(api), options(std::move(opts)), api_pool(options.api_workers), event_pool(2) {
+      : client(api), options(std::move(opts)), api_pool(options.api_workers) {
     auto on_change = [this] {
       {
         std::lock_guard lock(change_mutex);
@@ -94,6 +98,12 @@ struct KubeScheduler::Impl {
     }
     return true;
   }
+  // Per informer, why its last request failed (empty where none did).
+  std::vector<std::string> sync_errors() const {
+    std::vector<std::string> errors;
+    for (const kube::Informer* informer : informers()) errors.push_back(informer->last_error());
+    return errors;
+  }
 
   void start_http() {
     if (options.listen.empty()) return;
@@ -114,7 +124,11 @@ struct KubeScheduler::Impl {
     http.Get("/readyz", [this](const httplib::Request&, httplib::Response& response) {
       const bool ready = synced();
       response.status = ready ? 200 : 503;
-      response.set_content(ready ? "ok\n" : "informer caches are not synced\n", "text/plain");
+      std::string body = ready ? "ok\n" : "informer caches are not synced\n";
+      for (const std::string& error : ready ? std::vector<std::string>() : sync_errors()) {
+        if (!error.empty()) body += error + "\n";
+      }
+      response.set_content(body, "text/plain");
     });
     bound_port = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
     if (bound_port < 0) {
@@ -134,6 +148,12 @@ struct KubeScheduler::Impl {
       relists.push_back({{{"resource", names[i]}}, static_cast<double>(list[i]->stats().relists_on_gone)});
     }
     metrics.set_gauge_family("tessera_informer_relists_total", std::move(relists));
+    const EventStats written = events.stats();
+    metrics.set_gauge_family("tessera_events_written_total",
+                             {{{{"write", "create"}}, static_cast<double>(written.created)},
+                              {{{"write", "update"}}, static_cast<double>(written.updated)},
+                              {{{"write", "failed"}}, static_cast<double>(written.failed)}});
+    metrics.set_gauge("tessera_api_connection_retries_total", static_cast<double>(client.connection_retries()));
   }
 
   ObservedObjects observe() const {
@@ -215,8 +235,27 @@ struct KubeScheduler::Impl {
   }
 
   void emit(EventRecord event, double now) {
-    if (!options.events || event_pool.queued() > 10000) return;  // events are best effort
-    event_pool.post([this, event = std::move(event), now] { (void)post_event(client, event, now); });
+    if (options.events) events.occurred(std::move(event), now);
+  }
+
+  // Each queue left out or accepted with a warning: a log line and a Warning event on the Queue
+  // when the problem is new (its status says it too, in write_status).
+  void report_queue_problems(const std::vector<QueueProblem>& problems, const ObservedObjects& observed, double now) {
+    std::set<std::string> current;
+    for (const QueueProblem& problem : problems) {
+      const std::string line = fmt::format("{}{}", problem.excluded ? "queue left out: " : "queue warning: ",
+                                           problem.message);
+      current.insert(line);
+      if (!reported_queue_problems.contains(line)) log_line(line);
+      auto object = observed.queues.find(problem.queue);
+      if (options.events && object != observed.queues.end()) {
+        events.state({"", "Queue", std::string(kApiVersion), problem.queue,
+                      object->second->value("/metadata/uid"_json_pointer, std::string()), "Warning", problem.reason,
+                      problem.message},
+                     now);
+      }
+    }
+    reported_queue_problems = std::move(current);
   }
 
   std::string uid_of(const ObservedObjects& observed, const std::string& pod_key) const {
@@ -278,9 +317,7 @@ struct KubeScheduler::Impl {
       cycle_started_at = 0;
       return;
     }
-    for (const std::string& problem : snapshot->queue_problems) {
-      if (reported_queue_problems.insert(problem).second) log_line(fmt::format("queue ignored: {}", problem));
-    }
+    report_queue_problems(snapshot->queue_problems, observed, now);
     cycle_timing.snapshot_seconds = seconds_since(cycle_start);
 
     const ClusterState& cluster = *snapshot->cluster;
@@ -378,7 +415,7 @@ struct KubeScheduler::Impl {
       tasks.push_back([this, &start, &results_mutex, &observed, now] {
         RoomPlan plan{{}, {}, now};
         for (const PodBindingDecision& binding : start.bindings) plan.bindings[binding.pod_key] = binding.placement;
-        bool refused = false;
+        bool refused = false, failed = false;
         for (const VictimDecision& victim : start.victims) {
           const CallResult result = evict_pod(client, victim);
           std::lock_guard lock(results_mutex);
@@ -395,10 +432,19 @@ struct KubeScheduler::Impl {
                 now);
             continue;
           }
+          if (result.outcome != CallOutcome::kRefused) {
+            // Not an answer about this pod (the request failed, the server erred): stop this
+            // attempt and let the next cycle decide again, without a refusal's wait or event.
+            failed = true;
+            metrics.add_counter("tessera_api_errors_total", {{"operation", "evict"}});
+            log_line(fmt::format("eviction of {} for {} failed: {}", victim.pod_key, start.workload_key,
+                                 result.message));
+            break;
+          }
           refused = true;
           metrics.add_counter("tessera_eviction_refusals_total", {});
           log_line(
-              fmt::format("eviction of {} for {} not done: {}", victim.pod_key, start.workload_key, result.message));
+              fmt::format("eviction of {} for {} refused: {}", victim.pod_key, start.workload_key, result.message));
           if (!start.bindings.empty()) {
             const PodBindingDecision& first = start.bindings.front();
             emit({first.namespace_name, "Pod", "v1", first.name, uid_of(observed, first.pod_key), "Warning",
@@ -410,7 +456,7 @@ struct KubeScheduler::Impl {
         std::lock_guard lock(results_mutex);
         if (refused) {
           memory.evictions_refused_until[start.workload_key] = now + options.eviction_retry_seconds;
-        } else {
+        } else if (!failed) {
           memory.plans[start.workload_key] = std::move(plan);
         }
       });
@@ -437,36 +483,92 @@ struct KubeScheduler::Impl {
       if (!status_differs(*object, status)) continue;
       const auto [ns, name] = split_key(key);
       tasks.push_back([this, ns, name, status = std::move(status)] {
-        (void)client.patch(fmt::format("/apis/{}/namespaces/{}/podgroups/{}/status", kApiVersion, ns, name),
-                           {{"status", status}});
+        // A failed write is tried again next cycle: the cache still shows the old status.
+        auto written =
+            client.patch(fmt::format("/apis/{}/namespaces/{}/podgroups/{}/status", kApiVersion, ns, name),
+                         {{"status", status}});
+        if (!written || !written->ok()) metrics.add_counter("tessera_api_errors_total", {{"operation", "status"}});
       });
     }
-    for (auto& [name, status] : queue_statuses(snapshot, result)) {
+    for (auto& [name, status] : queue_statuses(snapshot, result, observed.queues, now)) {
       auto object = observed.queues.find(name);
       if (object == observed.queues.end() || !status_differs(*object->second, status)) continue;
       tasks.push_back([this, name, status] {
-        (void)client.patch(fmt::format("/apis/{}/queues/{}/status", kApiVersion, name), {{"status", status}});
+        auto written = client.patch(fmt::format("/apis/{}/queues/{}/status", kApiVersion, name), {{"status", status}});
+        if (!written || !written->ok()) metrics.add_counter("tessera_api_errors_total", {{"operation", "status"}});
       });
     }
     api_pool.run_all(std::move(tasks));
   }
 
-  // A FailedScheduling event per waiting pod, when its reason is new.
+  // Each waiting pod gets a FailedScheduling event (one object per pod, updated as its reason
+  // changes) and the condition PodScheduled=False, reason Unschedulable, with the same text. A
+  // changed message alone is written at most every kStateRefreshSeconds: messages carry live
+  // numbers that change every cycle.
   void report_waiting(const Decisions& decisions, const ObservedObjects& observed, double now) {
     std::set<std::string> still_waiting;
+    std::vector<std::function<void()>> tasks;
+    std::mutex written_mutex;
     for (const WaitingWorkload& waiting : decisions.waiting) {
-      for (const std::string& pod : waiting.pod_keys) {
-        still_waiting.insert(pod);
-        std::string& last = last_reported[pod];
-        if (last == waiting.message) continue;
-        last = waiting.message;
-        const auto [ns, name] = split_key(pod);
-        emit({ns, "Pod", "v1", name, uid_of(observed, pod), "Warning", "FailedScheduling",
-              fmt::format("{}: {}", waiting.reason, waiting.message)},
-             now);
+      const std::string text = fmt::format("{}: {}", waiting.reason, waiting.message);
+      for (const std::string& pod_key : waiting.pod_keys) {
+        auto pod = observed.pods.find(pod_key);
+        if (pod == observed.pods.end()) continue;
+        still_waiting.insert(pod_key);
+        const auto [ns, name] = split_key(pod_key);
+        if (options.events) {
+          events.state({ns, "Pod", "v1", name, uid_of(observed, pod_key), "Warning", "FailedScheduling", text}, now);
+        }
+        auto written = condition_written_at.find(pod_key);
+        const double last = written == condition_written_at.end() ? -1e300 : written->second;
+        if (!condition_needs_write(*pod->second, text, now - last >= kStateRefreshSeconds)) continue;
+        tasks.push_back([this, ns, name, pod_key, text, now, &written_mutex,
+                         since = unschedulable_since(*pod->second, now)] {
+          const CallResult result = mark_unschedulable(client, ns, name, text, since);
+          std::lock_guard lock(written_mutex);
+          if (result.outcome == CallOutcome::kDone) {
+            condition_written_at[pod_key] = now;
+          } else if (result.outcome != CallOutcome::kGone) {
+            metrics.add_counter("tessera_api_errors_total", {{"operation", "pod-condition"}});
+          }
+        });
       }
     }
-    std::erase_if(last_reported, [&](const auto& entry) { return !still_waiting.contains(entry.first); });
+    api_pool.run_all(std::move(tasks));
+    std::erase_if(condition_written_at, [&](const auto& entry) { return !still_waiting.contains(entry.first); });
+    events.retry_pending(now);
+    events.forget_unless([&](const std::string& kind, const std::string& key) {
+      if (kind == "Pod") return observed.pods.contains(key);
+      if (kind == "PodGroup") return observed.pod_groups.contains(key);
+      if (kind == "Queue") return observed.queues.contains(key);
+      return false;
+    });
+  }
+
+  // When the pod's PodScheduled condition became False: kept from the pod while it is.
+  static std::string unschedulable_since(const json& pod, double now) {
+    const json conditions = pod.value("/status/conditions"_json_pointer, json::array());
+    for (const json& condition : conditions.is_array() ? conditions : json::array()) {
+      if (condition.is_object() && condition.value("type", "") == "PodScheduled" &&
+          condition.value("status", "") == "False" && condition.contains("lastTransitionTime") &&
+          condition["lastTransitionTime"].is_string()) {
+        return condition["lastTransitionTime"].get<std::string>();
+      }
+    }
+    return format_timestamp(now);
+  }
+
+  // Whether the pod's PodScheduled condition should be written: it is missing, not False for
+  // Unschedulable, or says something else and `refresh_due`.
+  static bool condition_needs_write(const json& pod, const std::string& text, bool refresh_due) {
+    const json conditions = pod.value("/status/conditions"_json_pointer, json::array());
+    if (!conditions.is_array()) return true;
+    for (const json& condition : conditions) {
+      if (!condition.is_object() || condition.value("type", "") != "PodScheduled") continue;
+      if (condition.value("status", "") != "False" || condition.value("reason", "") != "Unschedulable") return true;
+      return condition.value("message", "") != text && refresh_due;
+    }
+    return true;
   }
 
   void record_queue_metrics(const Snapshot& snapshot, const CycleResult& result) {
@@ -498,10 +600,23 @@ struct KubeScheduler::Impl {
     start_http();
     for (kube::Informer* informer : informers()) informer->start();
     const auto sync_start = Clock::now();
+    std::vector<std::string> logged_errors(informers().size());
     while (!synced()) {
       if (stop) return 0;
+      // Say at once why a cache cannot fill (an untrusted certificate, 401, a missing RBAC
+      // rule), and again whenever the reason changes.
+      const std::vector<std::string> errors = sync_errors();
+      for (size_t i = 0; i < errors.size(); ++i) {
+        if (!errors[i].empty() && errors[i] != logged_errors[i]) log_line(fmt::format("cannot sync: {}", errors[i]));
+        logged_errors[i] = errors[i];
+      }
       if (seconds_since(sync_start) > options.cache_sync_timeout_seconds) {
-        log_line(fmt::format("informer caches did not sync within {:.0f} s", options.cache_sync_timeout_seconds));
+        std::vector<std::string> reasons;
+        for (const std::string& error : errors) {
+          if (!error.empty()) reasons.push_back(error);
+        }
+        log_line(fmt::format("informer caches did not sync within {:.0f} s{}", options.cache_sync_timeout_seconds,
+                             reasons.empty() ? "" : fmt::format(": {}", fmt::join(reasons, "; "))));
         return 2;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -540,7 +655,12 @@ struct KubeScheduler::Impl {
         return 1;
       }
       if (stop) break;
-      if (!synced()) continue;  // a relist is under way: never act on a half-filled cache
+      if (!synced()) {  // a relist is under way: never act on a half-filled cache; look again soon
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        std::lock_guard lock(change_mutex);
+        dirty = true;
+        continue;
+      }
       last_cycle = Clock::now();
       run_cycle_once();
       if (options.max_cycles >= 0 && cycle_count >= options.max_cycles) break;
@@ -561,7 +681,6 @@ struct KubeScheduler::Impl {
   kube::ApiClient& client;
   SchedulerOptions options;
   TaskPool api_pool;
-  TaskPool event_pool;
   Metrics metrics;
   std::unique_ptr<kube::Informer> nodes, tessera_pods, bound_pods, queues, pod_groups, namespaces;
   std::unique_ptr<kube::LeaderElector> leader;
@@ -571,7 +690,8 @@ struct KubeScheduler::Impl {
   bool dirty = true;
 
   SchedulerMemory memory;
-  std::map<std::string, std::string> last_reported;  // pod key -> the last FailedScheduling message
+  EventRecorder events{client, 2, kStateRefreshSeconds};
+  std::map<std::string, double> condition_written_at;  // pod key -> when its PodScheduled=False was written
   std::set<std::string> reported_queue_problems;
   CycleTiming cycle_timing;
   std::atomic<double> cycle_started_at = 0;

@@ -50,6 +50,13 @@ std::string_view metric_help(std::string_view name) {
   if (name == "tessera_cache_synced") return "1 when every informer has listed and watches.";
   if (name == "tessera_informer_relists_total") return "Relists after 410 Gone, by resource.";
   if (name == "tessera_cycles_total") return "Scheduling cycles run.";
+  if (name == "tessera_api_errors_total") {
+    return "Writes that failed for another reason than an answer about the object, by operation.";
+  }
+  if (name == "tessera_events_written_total") return "Event writes: objects created, updated (count grows), failed.";
+  if (name == "tessera_api_connection_retries_total") {
+    return "Requests sent again on a new connection after the server had closed a kept-alive one.";
+  }
   return "Tessera scheduler metric.";
 }
 

@@ -18,6 +18,31 @@ std::string format_resource(std::string_view resource, double amount) {
   return fmt::format("{}", static_cast<double>(std::llround(amount * 1000)) / 1000);
 }
 
+namespace {
+
+// The condition with its lastTransitionTime: kept from the object's condition of the same type
+// while the status is the same, else `now`.
+json with_transition_time(json condition, const json& current, double now) {
+  std::string transition = format_timestamp(now);
+  const json* conditions = current.contains("status") && current["status"].is_object() &&
+                                   current["status"].contains("conditions")
+                               ? &current["status"]["conditions"]
+                               : nullptr;
+  if (conditions != nullptr && conditions->is_array()) {
+    for (const json& old : *conditions) {
+      if (old.is_object() && old.value("type", "") == condition["type"] &&
+          old.value("status", "") == condition["status"] &&
+          old.contains("lastTransitionTime") && old["lastTransitionTime"].is_string()) {
+        transition = old["lastTransitionTime"].get<std::string>();
+      }
+    }
+  }
+  condition["lastTransitionTime"] = transition;
+  return condition;
+}
+
+}  // namespace
+
 json pod_group_status(const json& current, const Snapshot& snapshot, const PodGroupProgress& progress, double now) {
   const std::string key = current.value("/metadata/namespace"_json_pointer, std::string()) + "/" +
                           current.value("/metadata/name"_json_pointer, std::string());
@@ -60,17 +85,7 @@ json pod_group_status(const json& current, const Snapshot& snapshot, const PodGr
     condition["reason"] = "Waiting";
     condition["message"] = "waiting for the next scheduling cycle";
   }
-  std::string transition = format_timestamp(now);
-  if (const json* conditions = current.contains("status") ? &current["status"] : nullptr;
-      conditions && conditions->contains("conditions") && (*conditions)["conditions"].is_array()) {
-    for (const json& old : (*conditions)["conditions"]) {
-      if (old.value("type", "") == "Scheduled" && old.value("status", "") == condition["status"] &&
-          old.contains("lastTransitionTime")) {
-        transition = old["lastTransitionTime"].get<std::string>();
-      }
-    }
-  }
-  condition["lastTransitionTime"] = transition;
+  condition = with_transition_time(std::move(condition), current, now);
   return {{"phase", phase},
           {"scheduled", scheduled},
           {"running", running},
@@ -80,7 +95,14 @@ json pod_group_status(const json& current, const Snapshot& snapshot, const PodGr
           {"conditions", json::array({condition})}};
 }
 
-std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const CycleResult& result) {
+std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const CycleResult& result,
+                                           const std::map<std::string, kube::ObjectPtr>& current, double now) {
+  const auto accepted = [&](const std::string& name, const char* status, const std::string& reason,
+                            const std::string& message) {
+    json condition = {{"type", "Accepted"}, {"status", status}, {"reason", reason}, {"message", message}};
+    auto object = current.find(name);
+    return with_transition_time(std::move(condition), object == current.end() ? json::object() : *object->second, now);
+  };
   const QueueTree& tree = *snapshot.tree;
   const ResourceNames& resources = tree.resources();
   std::vector<int> running(tree.size(), 0), pending(tree.size(), 0);
@@ -104,11 +126,31 @@ std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const Cycle
         fair[name] = format_resource(name, resource_at(result.shares.fair_share[queue], resource));
       }
     }
-    statuses[tree.spec(queue).name] = {{"allocated", allocated},
-                                       {"requested", requested},
-                                       {"fairShare", fair},
-                                       {"runningWorkloads", running[queue]},
-                                       {"pendingWorkloads", pending[queue]}};
+    const std::string& name = tree.spec(queue).name;
+    std::string reason = "Valid", message = "the queue takes part in scheduling";
+    for (const QueueProblem& warning : snapshot.queue_problems) {
+      if (!warning.excluded && warning.queue == name) {
+        reason = warning.reason;
+        message = warning.message;
+      }
+    }
+    statuses[name] = {{"allocated", allocated},
+                      {"requested", requested},
+                      {"fairShare", fair},
+                      {"runningWorkloads", running[queue]},
+                      {"pendingWorkloads", pending[queue]},
+                      {"conditions", json::array({accepted(name, "True", reason, message)})}};
+  }
+  for (const QueueProblem& problem : snapshot.queue_problems) {
+    if (!problem.excluded) continue;
+    // The figures of a queue left out are removed (null deletes in a merge patch).
+    statuses[problem.queue] = {{"allocated", nullptr},
+                               {"requested", nullptr},
+                               {"fairShare", nullptr},
+                               {"runningWorkloads", nullptr},
+                               {"pendingWorkloads", nullptr},
+                               {"conditions", json::array({accepted(problem.queue, "False", problem.reason,
+                                                                    problem.message)})}};
   }
   return statuses;
 }
@@ -116,6 +158,10 @@ std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const Cycle
 bool status_differs(const json& object, const json& status) {
   if (!object.contains("status")) return true;
   json a = object["status"], b = status;
+  // A null member deletes the field in a merge patch: absent is what it asks for.
+  if (b.is_object()) {
+    for (auto it = b.begin(); it != b.end();) it = it->is_null() ? b.erase(it) : std::next(it);
+  }
   for (json* side : {&a, &b}) {
     if (side->contains("conditions") && (*side)["conditions"].is_array()) {
       for (json& condition : (*side)["conditions"]) condition.erase("lastTransitionTime");

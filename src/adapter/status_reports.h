@@ -23,8 +23,14 @@ struct PodGroupProgress {
 nlohmann::json pod_group_status(const nlohmann::json& current, const Snapshot& snapshot,
                                 const PodGroupProgress& progress, double now);
 
-// Per queue name: the status each Queue should have after the cycle.
-std::map<std::string, nlohmann::json> queue_statuses(const Snapshot& snapshot, const CycleResult& result);
+// Per queue name: the status each Queue should have after the cycle, with its Accepted condition
+// (True; reason Valid, or the warning's reason and message from `snapshot.queue_problems`), and
+// for the queues left out of the tree just the condition Accepted=False with the reason.
+// `current` has the cached Queue objects by name: a condition keeps its lastTransitionTime
+// while its status does not change.
+std::map<std::string, nlohmann::json> queue_statuses(const Snapshot& snapshot, const CycleResult& result,
+                                                     const std::map<std::string, kube::ObjectPtr>& current,
+                                                     double now);
 
 // Whether `status` differs from the object's current status in anything but timestamps.
 bool status_differs(const nlohmann::json& object, const nlohmann::json& status);

@@ -181,24 +181,26 @@ class SnapshotBuilder {
     for (const auto& [key, object] : observed_.queues) {
       auto spec = queue_from_object(*object, resources);
       if (!spec) {
-        snapshot_.queue_problems.push_back(spec.error().message);
+        snapshot_.queue_problems.push_back({key, "InvalidSpec", spec.error().message, true});
         continue;
       }
       specs.push_back(std::move(*spec));
     }
-    // Queues whose parent is missing would fail the whole tree: leave them out and say so.
-    std::set<std::string> names;
-    for (const QueueSpec& spec : specs) names.insert(spec.name);
-    std::erase_if(specs, [&](const QueueSpec& spec) {
-      if (spec.parent.empty() || names.contains(spec.parent)) return false;
-      snapshot_.queue_problems.push_back(
-          fmt::format("queue {}: parent queue '{}' does not exist", spec.name, spec.parent));
-      return true;
-    });
-    auto tree = QueueTree::build(std::move(specs), std::move(resources));
+    // One bad queue (or a bad chain of parents) leaves out itself and what hangs below it only.
+    UsableQueues usable = usable_queues(std::move(specs), resources);
+    for (QueueProblem& problem : usable.problems) snapshot_.queue_problems.push_back(std::move(problem));
+    auto tree = QueueTree::build(std::move(usable.specs), std::move(resources));
     if (!tree) return Error{fmt::format("the queue tree is not usable: {}", tree.error().message)};
+    for (QueueProblem& warning : quota_warnings(*tree)) snapshot_.queue_problems.push_back(std::move(warning));
     snapshot_.tree.emplace(std::move(*tree));
     return Ok{};
+  }
+
+  const QueueProblem* excluded_queue(const std::string& name) const {
+    for (const QueueProblem& problem : snapshot_.queue_problems) {
+      if (problem.excluded && problem.queue == name) return &problem;
+    }
+    return nullptr;
   }
 
   std::string namespace_queue(const std::string& ns) const {
@@ -385,9 +387,14 @@ class SnapshotBuilder {
                fmt::format("no queue: set spec.queue on the PodGroup, label the pod or namespace {} with {}",
                            first.namespace_name, kQueueLabel));
         } else {
-          hold(group, !leaf ? "NoQueue" : "NotLeafQueue",
-               !leaf ? fmt::format("queue '{}' does not exist", queue)
-                     : fmt::format("queue '{}' is not a leaf queue; only leaves hold workloads", queue));
+          const QueueProblem* problem = excluded_queue(queue);
+          if (problem != nullptr) {
+            hold(group, "QueueNotUsable", fmt::format("queue '{}' is not usable: {}", queue, problem->message));
+          } else {
+            hold(group, !leaf ? "NoQueue" : "NotLeafQueue",
+                 !leaf ? fmt::format("queue '{}' does not exist", queue)
+                       : fmt::format("queue '{}' is not a leaf queue; only leaves hold workloads", queue));
+          }
         }
         continue;
       }

@@ -16,6 +16,7 @@
 #include "engine/cluster_state.h"
 #include "kube/informer.h"
 #include "policy/fair_share.h"
+#include "policy/queue_validation.h"
 #include "scheduler/resource_meter.h"
 #include "scheduler/workload_set.h"
 
@@ -60,7 +61,9 @@ struct Snapshot {
   std::vector<std::string> workload_keys;          // by WorkloadId: "namespace/podgroup" or "namespace/pod"
   std::vector<std::string> workload_pod_groups;    // by WorkloadId: PodGroup key, empty for a single pod
   std::vector<HeldWorkload> held;
-  std::vector<std::string> queue_problems;                         // Queue objects that could not be read
+  // Queue objects left out (unreadable, or their parent chain is broken) and accepted ones with
+  // a quota that cannot all be met; each is reported on the Queue's own status.
+  std::vector<QueueProblem> queue_problems;
   std::map<std::string, PodPhase> pod_phases;                      // every Tessera pod seen, for PodGroup status
   std::map<std::string, std::vector<std::string>> pod_group_pods;  // PodGroup key -> its pod keys
 };

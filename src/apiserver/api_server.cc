@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <openssl/bio.h>
-#include <openssl/pem.h>
 #include <openssl/rand.h>
 
 #include "apiserver/tls_certificates.h"
@@ -30,27 +28,13 @@ bool public_path(const std::string& path) {
   return path == "/healthz" || path == "/livez" || path == "/readyz" || path == "/version";
 }
 
-std::unique_ptr<httplib::Server> https_server(const ServerCertificates& certificates) {
-  BIO* certificate_bio = BIO_new_mem_buf(certificates.server_certificate_pem.data(),
-                                         static_cast<int>(certificates.server_certificate_pem.size()));
-  BIO* key_bio = BIO_new_mem_buf(certificates.server_private_key_pem.data(),
-                                 static_cast<int>(certificates.server_private_key_pem.size()));
-  X509* certificate = PEM_read_bio_X509(certificate_bio, nullptr, nullptr, nullptr);
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr);
-  std::unique_ptr<httplib::Server> server;
-  if (certificate != nullptr && key != nullptr) server = std::make_unique<httplib::SSLServer>(certificate, key);
-  // The SSL context holds its own references.
-  X509_free(certificate);
-  EVP_PKEY_free(key);
-  BIO_free(certificate_bio);
-  BIO_free(key_bio);
-  return server;
-}
-
 }  // namespace
 
 ApiServer::ApiServer(ApiServerOptions options)
-    : options_(std::move(options)), store_(options_.watch_history), api_(store_, registry_, options_.behaviour) {}
+    : options_(std::move(options)),
+      store_(options_.watch_history),
+      api_(store_, registry_, options_.behaviour),
+      faults_(options_.faults) {}
 
 ApiServer::~ApiServer() { stop(); }
 
@@ -75,6 +59,7 @@ Status ApiServer::start() {
     if (!token) return token.error();
     token_ = *token;
   }
+  TlsContext tls;
   if (options_.tls) {
     std::vector<std::string> ips = {"127.0.0.1"};
     std::vector<std::string> names = {"localhost"};
@@ -84,21 +69,17 @@ Status ApiServer::start() {
     Result<ServerCertificates> certificates = make_server_certificates(ips, names);
     if (!certificates) return certificates.error();
     ca_certificate_pem_ = certificates->ca_certificate_pem;
-    http_ = https_server(*certificates);
-    if (!http_ || !http_->is_valid()) return Error{"cannot set up TLS with the generated certificate"};
-  } else {
-    http_ = std::make_unique<httplib::Server>();
+    Result<TlsContext> context = tls_server_context(*certificates);
+    if (!context) return context.error();
+    tls = std::move(*context);
   }
+  http_ = std::make_unique<ConnectionServer>(options_.connections, std::move(tls), &faults_);
   api_.install_defaults(kDefaultNamespaces);
 
-  const int threads = options_.threads;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   http_->set_keep_alive_max_count(1000);
   // Headers and body go out in separate writes; without TCP_NODELAY each response waits for the
   // client's delayed ACK (about 40 ms).
   http_->set_tcp_nodelay(true);
-  // Short, so that stop() does not wait long for idle connections (clients reconnect freely).
-  http_->set_keep_alive_timeout(1);
   http_->set_payload_max_length(16 * 1024 * 1024);
   if (options_.authenticate) {
     http_->set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
@@ -129,7 +110,9 @@ Status ApiServer::start() {
     }
     port_ = options_.port;
   }
-  routes_ = std::make_unique<HttpRoutes>(api_, options_.watch_limits, fmt::format("{}:{}", options_.host, port_));
+  http_->widen_listen_backlog();
+  routes_ = std::make_unique<HttpRoutes>(api_, options_.watch_limits, fmt::format("{}:{}", options_.host, port_),
+                                         &faults_);
   routes_->install(*http_);
   serving_ = std::thread([this] { http_->listen_after_bind(); });
   // stop() only reaches a server that runs: wait for it to.

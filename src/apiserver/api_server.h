@@ -12,16 +12,14 @@
 #include <string>
 #include <thread>
 
+#include "apiserver/connection_server.h"
+#include "apiserver/fault_injector.h"
 #include "apiserver/http_routes.h"
 #include "apiserver/kubeconfig_writer.h"
 #include "apiserver/object_store.h"
 #include "apiserver/resource_api.h"
 #include "apiserver/resource_registry.h"
 #include "core/result.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace tessera::apiserver {
 
@@ -34,7 +32,8 @@ struct ApiServerOptions {
   size_t watch_history = 10000;
   WatchLimits watch_limits = {};
   ApiBehaviour behaviour = {};
-  int threads = 128;  // every open watch holds one
+  ConnectionLimits connections = {};
+  FaultOptions faults = {};  // none by default
   // Called for each request served ("GET /api/v1/pods?watch=1 200"); null: no log.
   std::function<void(const std::string&)> request_log = nullptr;
 };
@@ -60,6 +59,8 @@ class ApiServer {
   ObjectStore& store() { return store_; }
   ResourceRegistry& registry() { return registry_; }
   ResourceApi& api() { return api_; }
+  // What FaultOptions injected so far, by kind (also served at GET /debug/faults).
+  nlohmann::json fault_counts() const { return faults_.counts(); }
 
  private:
   ApiServerOptions options_;
@@ -69,8 +70,9 @@ class ApiServer {
   ObjectStore store_;
   ResourceRegistry registry_;
   ResourceApi api_;
+  FaultInjector faults_;
   std::unique_ptr<HttpRoutes> routes_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<ConnectionServer> http_;
   std::thread serving_;
 };
 

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
+#include "apiserver/connection_stream.h"
 #include "apiserver/content_negotiation.h"
 #include "apiserver/discovery.h"
 #include "apiserver/table_printer.h"
@@ -142,13 +144,50 @@ bool allows(const ResourceType& type, const char* verb) {
   return std::find(type.verbs.begin(), type.verbs.end(), verb) != type.verbs.end();
 }
 
+bool is_watch(const httplib::Request& request) {
+  std::optional<ResourcePath> path = parse_resource_path(request.path);
+  return (path && path->legacy_watch) || truthy(param(request, "watch"));
+}
+
+// An answer in place of the request, which is not applied. 503 and 429 as the real server's
+// overload protection sends them, so that clients back off as they would there; the 429 has no
+// DisruptionBudget cause, which would tell an evicting client that a budget refused.
+ApiError injected_error(Fault fault) {
+  if (fault == Fault::kServiceUnavailable) {
+    ApiError error;
+    error.code = 503;
+    error.reason = "ServiceUnavailable";
+    error.message = "the server is currently unable to handle the request";
+    error.retry_after_seconds = 1;
+    return error;
+  }
+  if (fault == Fault::kTooManyRequests) {
+    ApiError error = too_many_requests("Too many requests, please try again later.", {});
+    error.retry_after_seconds = 1;
+    return error;
+  }
+  return internal_error("injected fault");
+}
+
+// Keeps a watch counted while its stream lives.
+class WatchSlot {
+ public:
+  explicit WatchSlot(std::atomic<size_t>& open) : open_(open) {}
+  ~WatchSlot() { --open_; }
+  WatchSlot(const WatchSlot&) = delete;
+  WatchSlot& operator=(const WatchSlot&) = delete;
+
+ private:
+  std::atomic<size_t>& open_;
+};
+
 }  // namespace
 
-HttpRoutes::HttpRoutes(ResourceApi& api, WatchLimits limits, std::string server_address)
-    : api_(api), limits_(limits), server_address_(std::move(server_address)) {}
+HttpRoutes::HttpRoutes(ResourceApi& api, WatchLimits limits, std::string server_address, FaultInjector* faults)
+    : api_(api), limits_(limits), server_address_(std::move(server_address)), faults_(faults) {}
 
 void HttpRoutes::install(httplib::Server& server) {
-  auto handler = [this](const httplib::Request& request, httplib::Response& response) { handle(request, response); };
+  auto handler = [this](const httplib::Request& request, httplib::Response& response) { serve(request, response); };
   server.Get(".*", handler);
   server.Post(".*", handler);
   server.Put(".*", handler);
@@ -166,6 +205,34 @@ void HttpRoutes::install(httplib::Server& server) {
     }
     send_error(response, internal_error(what));
   });
+}
+
+void HttpRoutes::serve(const httplib::Request& request, httplib::Response& response) {
+  if (request.path.starts_with("/debug/")) return handle_debug(request, response);
+  const std::optional<Fault> fault = faults_ != nullptr ? faults_->draw_for_request(is_watch(request), request.get_header_value("User-Agent")) : std::nullopt;
+  if (!fault) return handle(request, response);
+  switch (*fault) {
+    case Fault::kDropBeforeApplying:
+      response.set_header(std::string(kCloseWithoutResponseHeader), "1");
+      return;
+    case Fault::kDropAfterApplying:
+      handle(request, response);
+      response.set_header(std::string(kCloseWithoutResponseHeader), "1");
+      return;
+    case Fault::kInternalError:
+    case Fault::kServiceUnavailable:
+    case Fault::kTooManyRequests:
+      return send_error(response, injected_error(*fault));
+    case Fault::kIdleClose:
+      break;
+  }
+  handle(request, response);
+}
+
+void HttpRoutes::handle_debug(const httplib::Request& request, httplib::Response& response) {
+  if (request.path != "/debug/faults") return send_error(response, path_not_found());
+  if (request.method != "GET") return send_error(response, method_not_allowed());
+  send_json(response, 200, wire_json(faults_ != nullptr ? faults_->counts() : FaultInjector({}).counts()));
 }
 
 void HttpRoutes::handle(const httplib::Request& request, httplib::Response& response) {
@@ -292,13 +359,13 @@ void HttpRoutes::handle_watch(const httplib::Request& request, httplib::Response
   options.fields = std::move(*fields);
   const std::string version = param(request, "resourceVersion");
   if (!version.empty() && version != "0") {
-    try {
-      size_t used = 0;
-      options.resource_version = std::stoull(version, &used);
-      if (used != version.size()) throw std::invalid_argument(version);
-    } catch (const std::exception&) {
+    // Digits only, as Go's strconv.ParseUint reads it: std::stoull would take "-1" for 2^64-1.
+    uint64_t parsed = 0;
+    auto [end, error] = std::from_chars(version.data(), version.data() + version.size(), parsed);
+    if (error != std::errc() || end != version.data() + version.size()) {
       return send_error(response, bad_request(fmt::format("invalid resource version: \"{}\"", version)));
     }
+    options.resource_version = parsed;
     const uint64_t current = api_.store().revision();
     if (*options.resource_version > current) {
       ApiError error = server_timeout(
@@ -308,6 +375,13 @@ void HttpRoutes::handle_watch(const httplib::Request& request, httplib::Response
       return send_error(response, error);
     }
   }
+  if (open_watches_.fetch_add(1) >= limits_.max_open) {
+    --open_watches_;
+    ApiError error = too_many_requests("Too many open watches, please try again later.", {});
+    error.retry_after_seconds = 1;
+    return send_error(response, error);
+  }
+  auto slot = std::make_shared<WatchSlot>(open_watches_);
   options.bookmarks = truthy(param(request, "allowWatchBookmarks"));
   options.bookmark_interval = limits_.bookmark_interval;
   std::chrono::seconds duration = limits_.max_duration;
@@ -331,7 +405,7 @@ void HttpRoutes::handle_watch(const httplib::Request& request, httplib::Response
   // "application/json" with a parameter, which httplib does not compress: a compressing stream
   // would hold events back in its buffer.
   response.set_chunked_content_provider("application/json;stream=watch",
-                                        [this, stream](size_t, httplib::DataSink& sink) {
+                                        [this, stream, slot](size_t, httplib::DataSink& sink) {
                                           if (stopping_) {
                                             sink.done();
                                             return true;
@@ -339,6 +413,8 @@ void HttpRoutes::handle_watch(const httplib::Request& request, httplib::Response
                                           std::string lines;
                                           const bool more = stream->next(lines, limits_.poll);
                                           if (!lines.empty() && !sink.write(lines.data(), lines.size())) return false;
+                                          // A quiet watch whose client went: end it, and free its slot.
+                                          if (lines.empty() && more && !sink.is_writable()) return false;
                                           if (!more) sink.done();
                                           return true;
                                         });

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <string>
 
+#include "apiserver/fault_injector.h"
 #include "apiserver/request_path.h"
 #include "apiserver/resource_api.h"
 
@@ -18,19 +19,26 @@ struct WatchLimits {
   std::chrono::seconds max_duration{1800};  // the real server's default request timeout for watches
   std::chrono::milliseconds bookmark_interval{60000};
   std::chrono::milliseconds poll{200};  // how often a waiting watch wakes (shutdown, deadlines)
+  // Watches open at once; more get 429. Each holds a connection and its thread for its whole
+  // length: the cap keeps threads (ConnectionLimits::max_connections) for other requests.
+  size_t max_open = 2048;
 };
 
 class HttpRoutes {
  public:
-  HttpRoutes(ResourceApi& api, WatchLimits limits, std::string server_address);
+  // `faults` null: none injected; it must outlive the routes.
+  HttpRoutes(ResourceApi& api, WatchLimits limits, std::string server_address, FaultInjector* faults = nullptr);
 
   // Registers the handlers for every method on every path.
   void install(httplib::Server& server);
+  // One request: under /debug/ the server's own state, anything else through the faults drawn.
+  void serve(const httplib::Request& request, httplib::Response& response);
   void handle(const httplib::Request& request, httplib::Response& response);
   // Ends every watch stream at its next wake-up.
   void stop_watches() { stopping_ = true; }
 
  private:
+  void handle_debug(const httplib::Request& request, httplib::Response& response);
   void handle_discovery(const httplib::Request& request, httplib::Response& response);
   void handle_resource(const httplib::Request& request, httplib::Response& response, const ResourcePath& path);
   void handle_read(const httplib::Request& request, httplib::Response& response, const ResourceType& type,
@@ -45,7 +53,9 @@ class HttpRoutes {
   ResourceApi& api_;
   const WatchLimits limits_;
   const std::string server_address_;
+  FaultInjector* const faults_;
   std::atomic<bool> stopping_{false};
+  std::atomic<size_t> open_watches_{0};
 };
 
 }  // namespace tessera::apiserver

@@ -9,6 +9,7 @@
 #include "apiserver/continue_token.h"
 #include "apiserver/crd_registration.h"
 #include "apiserver/custom_resource_schema.h"
+#include "apiserver/metadata_validation.h"
 #include "apiserver/pod_admission.h"
 #include "apiserver/selectors.h"
 #include "apiserver/timestamps.h"
@@ -213,6 +214,9 @@ ApiResult<json> ResourceApi::prepare_new(const ResourceType& type, const std::st
         type.kind, type.group, name,
         {{"FieldValueInvalid", fmt::format("Invalid value: \"{}\": {}", name, *name_problem), "metadata.name"}});
   }
+  if (std::vector<StatusCause> problems = label_and_annotation_problems(metadata); !problems.empty()) {
+    return invalid(type.kind, type.group, name, std::move(problems));
+  }
   if (!metadata.value("resourceVersion", "").empty()) {
     return bad_request("resourceVersion should not be set on objects to be created");
   }
@@ -383,6 +387,10 @@ ApiResult<json> ResourceApi::finish_update(const ResourceType& type, const json&
     result = std::move(*checked);
   }
   json& meta = result["metadata"];
+  // Patches are checked here too: what they produce, not what they send.
+  if (std::vector<StatusCause> problems = label_and_annotation_problems(meta); !problems.empty()) {
+    return invalid(type.kind, type.group, name, std::move(problems));
+  }
   meta["resourceVersion"] = old_meta.value("resourceVersion", "");
   const int64_t generation = old_meta.value("generation", int64_t{1});
   meta["generation"] = generation_content(result) == generation_content(current) ? generation : generation + 1;

@@ -29,6 +29,7 @@ struct DevClusterFlags {
   bool no_crds = false;
   bool no_kubelet = false;
   bool log_requests = false;
+  apiserver::FaultOptions faults;
 };
 
 std::chrono::milliseconds milliseconds(double seconds) {
@@ -59,6 +60,7 @@ int run_dev_cluster(const DevClusterFlags& flags) {
   if (flags.log_requests) {
     options.server.request_log = [](const std::string& line) { std::fputs(fmt::format("{}\n", line).c_str(), stderr); };
   }
+  options.server.faults = flags.faults;
   options.nodes_file = flags.nodes;
   options.install_crds = !flags.no_crds;
   options.kubelet = !flags.no_kubelet;
@@ -94,6 +96,10 @@ int run_dev_cluster(const DevClusterFlags& flags) {
   fmt::print("tessera dev cluster: stopping ({})\n", received == SIGINT ? "SIGINT" : "SIGTERM");
   std::fflush(stdout);
   cluster.stop();
+  if (flags.faults.any()) {
+    fmt::print("tessera dev cluster: injected faults: {}\n", server.fault_counts().dump());
+    std::fflush(stdout);
+  }
   return 0;
 }
 
@@ -141,6 +147,27 @@ void add_dev_cluster_command(CLI::App& app, int& exit_code) {
   cluster->add_flag("--no-crds", flags->no_crds, "Do not preinstall Tessera's CRDs (queues, podgroups)");
   cluster->add_flag("--no-kubelet", flags->no_kubelet, "Do not simulate kubelets: bound pods stay Pending");
   cluster->add_flag("--log-requests", flags->log_requests, "Print every request served to stderr");
+  cluster->add_option("--fault-seed", flags->faults.seed, "Seed of the faults drawn (--fault-*)")->capture_default_str();
+  cluster
+      ->add_option("--fault-idle-close", flags->faults.idle_close_seconds,
+                   "Close kept-alive connections idle longer than a random time up to SECONDS (0: off)")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  cluster
+      ->add_option("--fault-drop", flags->faults.drop_rate,
+                   "Share of non-watch requests whose connection is closed with no response, half before and half "
+                   "after the request is applied")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cluster
+      ->add_option("--fault-errors", flags->faults.error_rate,
+                   "Share of requests, watches included, answered 500, 503 or 429 (with Retry-After) without being "
+                   "applied")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cluster->add_option("--fault-user-agent", flags->faults.user_agent_prefix,
+                      "Drops and errors only for clients whose User-Agent starts with this (\"tessera\": the "
+                      "scheduler; default: every client)");
   cluster->callback([flags, &exit_code] { exit_code = run_dev_cluster(*flags); });
 }
 

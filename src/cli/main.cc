@@ -8,6 +8,7 @@
 
 #include "cli/bench_command.h"
 #include "cli/dev_cluster_command.h"
+#include "cli/dev_nodes_command.h"
 #include "cli/scheduler_command.h"
 #include "cli/sim_command.h"
 
@@ -24,8 +25,16 @@ int run(int argc, char** argv) {
   tessera::add_sim_command(app, exit_code);
   tessera::add_bench_command(app, exit_code);
   tessera::add_dev_cluster_command(app, exit_code);
+  tessera::add_dev_nodes_command(app, exit_code);
   tessera::add_scheduler_command(app, exit_code);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // CLI11 prints help, the version or the error; every usage error exits 2, as documented
+    // (CLI11's own codes, such as 105 for a value out of range, would be one per error kind).
+    const int code = app.exit(error);
+    return code == 0 ? 0 : 2;
+  }
   return exit_code;
 }
 

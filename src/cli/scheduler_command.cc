@@ -126,6 +126,11 @@ void add_scheduler_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   command->add_option("--max-cycles", options->scheduler.max_cycles, "Stop after this many cycles (-1: never)")
       ->capture_default_str();
+  command
+      ->add_option("--cache-sync-timeout", options->scheduler.cache_sync_timeout_seconds,
+                   "Seconds to wait for the first list of every watched kind before exiting with status 2")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
   command->callback([options, &exit_code] {
     const auto& election = options->scheduler.election;
     if (options->scheduler.leader_elect && !(election.retry_period_seconds < election.renew_deadline_seconds &&

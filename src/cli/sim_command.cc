@@ -216,6 +216,7 @@ int run_sim(SimOptions options) {
     fmt::print(stderr, "error: {}\n", scenario.error().message);
     return 2;
   }
+  for (const std::string& warning : scenario->warnings) fmt::print(stderr, "warning: {}\n", warning);
   if (options.mode == "arrival") {
     ArrivalOptions arrival;
     arrival.target_pct = options.target_pct;

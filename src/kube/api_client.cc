@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <thread>
 
 #include "kube/bearer_token.h"
 #include "kube/connection_pool.h"
@@ -19,6 +20,13 @@ namespace tessera::kube {
 namespace {
 
 constexpr size_t kMaxIdleConnections = 64;  // about the largest worker pool that binds pods
+// Below the idle timeouts of kube-apiserver (90 s) and of the usual load balancers (60 s).
+constexpr double kMaxIdleConnectionSeconds = 45;
+// An overloaded or briefly failing server (429, 5xx) that says when to come back with
+// Retry-After is asked again this many times, waiting at most kMaxRetryAfterSeconds each:
+// longer waits are left to the caller's own next attempt (the next cycle, the informer's backoff).
+constexpr int kMaxStatusRetries = 2;
+constexpr double kMaxRetryAfterSeconds = 1;
 constexpr double kMaxConnectSeconds = 10;
 constexpr size_t kMaxErrorBodyBytes = 64 * 1024;
 // A watch with no timeoutSeconds is ended by the API server after 30 to 60 minutes.
@@ -128,7 +136,8 @@ struct ApiClient::Impl {
       }
       tls = std::move(*credentials);
     }
-    pool = std::make_unique<ConnectionPool>([this] { return make_client(); }, kMaxIdleConnections);
+    pool = std::make_unique<ConnectionPool>([this] { return make_client(); }, kMaxIdleConnections,
+                                            kMaxIdleConnectionSeconds);
   }
 
   Result<std::unique_ptr<httplib::ClientImpl>> make_client() const {
@@ -194,14 +203,12 @@ struct ApiClient::Impl {
     request.method = method;
     request.path = address.path_prefix + path;
     if (body != nullptr) request.body = body->dump();
-    // A kept-alive connection the server has just closed fails the first request on it; a GET
-    // is safe to send again on a fresh one.
-    const int attempts = method == "GET" ? 2 : 1;
-    for (int attempt = 1;; ++attempt) {
-      auto lease = pool->acquire();
+    bool fresh_connection = false;
+    int status_retries = 0;
+    while (true) {
+      auto lease = fresh_connection ? pool->acquire_fresh() : pool->acquire();
       if (!lease) return lease.error();
       httplib::ClientImpl& client = **lease;
-      const bool reused_connection = client.is_socket_open() != 0;
       set_timeouts(client, request_seconds(), connect_seconds());
       request.headers = headers();
       if (body != nullptr) request.headers.emplace("Content-Type", content_type);
@@ -210,20 +217,84 @@ struct ApiClient::Impl {
         StopWatcher watcher(*stop, [&client] { client.stop(); });
         return client.send(request);
       }();
-      if (result) return ApiResponse{result->status, std::move(result->body)};
+      if (result) {
+        ApiResponse response{result->status, std::move(result->body)};
+        const std::optional<double> wait = retry_after_seconds(response, *result);
+        if (!wait || status_retries == kMaxStatusRetries) return response;
+        ++status_retries;
+        if (!pause(*wait, stop)) return Error{fmt::format("{} {}: stopped", method, path)};
+        continue;
+      }
       if (stop != nullptr && stop->load()) return Error{fmt::format("{} {}: stopped", method, path)};
-      const bool broken = result.error() == httplib::Error::Read || result.error() == httplib::Error::Write;
-      if (!(broken && reused_connection && attempt < attempts)) {
-        return Error{fmt::format("{} {}: {}", method, path, describe(result.error(), client))};
+      const httplib::Error error = result.error();
+      const std::string failure = describe(error, client);  // before the client goes
+      const bool reused = lease->reused();
+      lease->discard();
+      // A connection the server closed while it sat in the pool fails the next request sent on
+      // it, before any answer. Sending once more on a new connection is safe for every request
+      // this client makes: reads, merge patches and status writes are idempotent, and a repeated
+      // create, binding or eviction is answered 409 or 404, which callers read as "done already".
+      const bool broken = error == httplib::Error::Read || error == httplib::Error::Write ||
+                          error == httplib::Error::SSLConnection;
+      if (broken && reused && !fresh_connection) {
+        pool->drop_idle();  // idle as long as this one, so likely closed too
+        fresh_connection = true;
+        connection_retries.fetch_add(1);
+        continue;
+      }
+      return Error{fmt::format("{} {}: {}", method, path, failure)};
+    }
+  }
+
+  // How long to wait before asking again, for an answer that is worth asking again: 429 or
+  // 5xx with a Retry-After header, except a 429 from the Eviction API for a PodDisruptionBudget
+  // (a refusal, not overload).
+  static std::optional<double> retry_after_seconds(const ApiResponse& response, const httplib::Response& raw) {
+    if (response.status != 429 && response.status < 500) return std::nullopt;
+    if (!raw.has_header("Retry-After")) return std::nullopt;
+    double seconds = 0;
+    const std::string text = raw.get_header_value("Retry-After");
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+    if (ec != std::errc() || seconds < 0) return std::nullopt;
+    if (response.status == 429 && response.reason() == "TooManyRequests") {
+      const nlohmann::json status = response.json();
+      const nlohmann::json causes = status.is_object() ? status.value("/details/causes"_json_pointer, nlohmann::json())
+                                                         : nlohmann::json();
+      if (causes.is_array()) {
+        for (const nlohmann::json& cause : causes) {
+          if (cause.is_object() && cause.value("type", "") == "DisruptionBudget") return std::nullopt;
+        }
       }
     }
+    return std::min(seconds, kMaxRetryAfterSeconds);
+  }
+
+  // Sleeps; false when `stop` was set meanwhile.
+  static bool pause(double seconds, const std::atomic<bool>* stop) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      if (stop != nullptr && stop->load()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return stop == nullptr || !stop->load();
   }
 
   Result<WatchEnd> watch(const std::string& path, const std::function<bool(WatchEvent&)>& on_event,
                          const std::atomic<bool>& stop) {
     if (setup_error) return *setup_error;
     if (stop.load()) return WatchEnd::kStopped;
-    auto lease = pool->acquire();
+    bool stale_connection = false;
+    auto ended = watch_once(path, on_event, stop, /*fresh_connection=*/false, stale_connection);
+    if (ended || !stale_connection) return ended;
+    // The pooled connection was closed by the server before the watch began (see request()).
+    pool->drop_idle();
+    connection_retries.fetch_add(1);
+    return watch_once(path, on_event, stop, /*fresh_connection=*/true, stale_connection);
+  }
+
+  Result<WatchEnd> watch_once(const std::string& path, const std::function<bool(WatchEvent&)>& on_event,
+                              const std::atomic<bool>& stop, bool fresh_connection, bool& stale_connection) {
+    auto lease = fresh_connection ? pool->acquire_fresh() : pool->acquire();
     if (!lease) return lease.error();
     httplib::ClientImpl& client = **lease;
     set_timeouts(client, watch_silence_limit(path), connect_seconds());
@@ -268,7 +339,12 @@ struct ApiClient::Impl {
     if (status != 0 && (status < 200 || status >= 300)) {
       return Error{fmt::format("HTTP {}: {}", status, ApiResponse{status, std::move(error_body)}.error_message())};
     }
-    if (!result) return Error{fmt::format("watch {}: {}", path, describe(result.error(), client))};
+    if (!result) {
+      const std::string failure = describe(result.error(), client);  // before the client goes
+      stale_connection = status == 0 && lease->reused();              // failed before any answer
+      lease->discard();
+      return Error{fmt::format("watch {}: {}", path, failure)};
+    }
     if (!lines.finish(on_line)) {
       if (malformed) return Error{fmt::format("watch {}: {}", path, malformed->message)};
       return WatchEnd::kStopped;
@@ -283,6 +359,7 @@ struct ApiClient::Impl {
   std::unique_ptr<TlsCredentials> tls;  // https only; the pooled clients refer to it
   BearerToken token;
   std::atomic<double> request_timeout_seconds{30};
+  std::atomic<int64_t> connection_retries{0};
   std::unique_ptr<ConnectionPool> pool;  // declared last: its clients go before what they use
 };
 
@@ -321,6 +398,8 @@ Result<WatchEnd> ApiClient::watch(const std::string& path, const std::function<b
 }
 
 void ApiClient::set_request_timeout(double seconds) { impl_->request_timeout_seconds.store(seconds); }
+
+int64_t ApiClient::connection_retries() const { return impl_->connection_retries.load(); }
 
 int watch_http_status(const Error& error) {
   const std::string_view message = error.message;

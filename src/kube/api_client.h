@@ -74,6 +74,10 @@ class ApiClient {
   // Seconds a single request may take before it fails (watches are not bound by it).
   void set_request_timeout(double seconds);
 
+  // Requests sent again on a new connection because a kept-alive one had been closed by the
+  // server (for metrics and tests).
+  int64_t connection_retries() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

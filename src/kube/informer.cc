@@ -112,11 +112,16 @@ struct Informer::Impl {
       if (!continue_token.empty()) path += "&continue=" + url_encode(continue_token);
       auto response = client.get(path, stopping);
       if (stopping.load()) return Outcome::kStopped;
-      if (!response) return Outcome::kFailed;
+      if (!response) return failed(fmt::format("list {}: {}", options.collection_path, response.error().message));
       if (response->status == 410) return Outcome::kGone;  // the continue token expired
-      if (!response->ok()) return Outcome::kFailed;
+      if (!response->ok()) {
+        return failed(fmt::format("list {}: HTTP {}: {}", options.collection_path, response->status,
+                                  response->error_message()));
+      }
       nlohmann::json page = response->json();
-      if (!page.is_object()) return Outcome::kFailed;
+      if (!page.is_object()) {
+        return failed(fmt::format("list {}: the answer is not a JSON object", options.collection_path));
+      }
       if (auto items = page.find("items"); items != page.end() && items->is_array()) {
         for (nlohmann::json& item : *items) {
           std::string key = object_key(item);
@@ -129,12 +134,18 @@ struct Informer::Impl {
     {
       std::lock_guard lock(mutex);
       objects.swap(listed);
+      ++stats.lists;
+      last_error.clear();
+    }
+    // Listeners hear of the change before synced() and resource_version() show it, so whoever
+    // sees those can rely on the listener having been told.
+    if (on_change) on_change();
+    {
+      std::lock_guard lock(mutex);
       resource_version = version;
       synced = true;
-      ++stats.lists;
     }
     state_changed.notify_all();
-    if (on_change) on_change();
     return Outcome::kDone;
   }
 
@@ -156,6 +167,9 @@ struct Informer::Impl {
     Outcome outcome = ended_by_event;
     if (outcome == Outcome::kDone && !ended) {
       outcome = watch_http_status(ended.error()) == 410 ? Outcome::kGone : Outcome::kFailed;
+      if (outcome == Outcome::kFailed) {
+        failed(fmt::format("watch {}: {}", options.collection_path, ended.error().message));
+      }
     }
     if (outcome == Outcome::kGone) mark_unsynced();
     return outcome;
@@ -165,7 +179,9 @@ struct Informer::Impl {
   Outcome apply(WatchEvent& event) {
     if (event.type == "ERROR") {
       const bool gone = event.object.is_object() && event.object.value("code", 0) == 410;
-      return gone ? Outcome::kGone : Outcome::kFailed;
+      if (gone) return Outcome::kGone;
+      const std::string message = event.object.is_object() ? event.object.value("message", "") : "";
+      return failed(fmt::format("watch {}: ERROR event: {}", options.collection_path, message));
     }
     const std::string version = string_at(event.object, "metadata", "resourceVersion");
     if (event.type == "BOOKMARK") {
@@ -184,11 +200,22 @@ struct Informer::Impl {
       } else {
         objects[std::move(key)] = std::make_shared<const nlohmann::json>(std::move(event.object));
       }
-      if (!version.empty()) resource_version = version;
       ++stats.events;
+      last_error.clear();
     }
-    if (on_change) on_change();
+    if (on_change) on_change();  // before resource_version() shows the event, as for a list
+    if (!version.empty()) {
+      std::lock_guard lock(mutex);
+      resource_version = version;
+    }
     return Outcome::kDone;
+  }
+
+  // Remembers why a request failed, for whoever waits on this informer.
+  Outcome failed(std::string message) {
+    std::lock_guard lock(mutex);
+    last_error = std::move(message);
+    return Outcome::kFailed;
   }
 
   void mark_unsynced() {
@@ -230,6 +257,7 @@ struct Informer::Impl {
   std::map<std::string, ObjectPtr> objects;
   std::string resource_version;
   bool synced = false;
+  std::string last_error;  // of the last failed list or watch; cleared by a successful list
   InformerStats stats;
 
   std::atomic<bool> stopping{false};
@@ -271,6 +299,11 @@ std::map<std::string, ObjectPtr> Informer::snapshot() const {
 }
 
 std::string Informer::resource_version() const { return impl_->resource_version_now(); }
+
+std::string Informer::last_error() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->last_error;
+}
 
 InformerStats Informer::stats() const {
   std::lock_guard lock(impl_->mutex);

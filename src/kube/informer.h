@@ -44,7 +44,8 @@ using ObjectPtr = std::shared_ptr<const nlohmann::json>;
 
 class Informer {
  public:
-  // `on_change` is called (from the informer's thread) after each applied event or list.
+  // `on_change` is called (from the informer's thread) after each applied event or list, before
+  // synced() and resource_version() reflect it.
   Informer(ApiClient& client, InformerOptions options, std::function<void()> on_change = {});
   ~Informer();  // stops
   Informer(const Informer&) = delete;
@@ -61,6 +62,9 @@ class Informer {
   // of the map of shared pointers: cheap, and consistent with itself.
   std::map<std::string, ObjectPtr> snapshot() const;
   std::string resource_version() const;  // of the last list, event or bookmark applied
+  // Why the last list or watch failed ("list /api/v1/pods: HTTP 403: ..."), until a list
+  // succeeds; empty when none failed. What a user needs when the cache does not sync.
+  std::string last_error() const;
   InformerStats stats() const;
 
  private:

@@ -10,9 +10,7 @@
 
 namespace tessera {
 
-namespace {
-
-std::optional<Error> check_quota(const QueueSpec& spec, const ResourceNames& resources) {
+std::optional<Error> queue_quota_error(const QueueSpec& spec, const ResourceNames& resources) {
   if (spec.quota.size() > resources.size()) {
     return Error{fmt::format("queue '{}': quota lists {} resources, but only {} are defined ({})", spec.name,
                              spec.quota.size(), resources.size(), fmt::join(resources.names(), ", "))};
@@ -36,6 +34,8 @@ std::optional<Error> check_quota(const QueueSpec& spec, const ResourceNames& res
   }
   return std::nullopt;
 }
+
+namespace {
 
 // Names the cycle that `start`, a queue no top-level queue leads to, sits on or hangs below.
 Error cycle_error(const std::vector<QueueSpec>& specs, const std::vector<QueueIndex>& parents, QueueIndex start) {
@@ -234,7 +234,7 @@ Result<QueueTree> QueueTree::build(std::vector<QueueSpec> specs, ResourceNames r
     for (QueueIndex other = 0; other < queue; ++other) {
       if (specs[other].name == spec.name) return Error{fmt::format("queue '{}': duplicate name", spec.name)};
     }
-    if (auto error = check_quota(spec, resources)) return *error;
+    if (auto error = queue_quota_error(spec, resources)) return *error;
   }
   tree.parents_.assign(n, kNoParent);
   tree.children_.assign(n, {});

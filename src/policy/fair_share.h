@@ -58,6 +58,11 @@ class QueueTree {
   std::vector<QueueIndex> top_down_;
 };
 
+// Why a queue's quota is unusable (naming the queue, the resource and the term), or nothing:
+// a quota for more resources than `resources` names, a negative or non-finite deserved quota or
+// weight, a limit below deserved.
+std::optional<Error> queue_quota_error(const QueueSpec& spec, const ResourceNames& resources);
+
 struct FairShareOptions {
   // Time-based fairness, off at 0: a queue whose recent usage of a resource exceeded its fair
   // share gets its over-quota weight for that resource divided by

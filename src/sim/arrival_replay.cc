@@ -102,6 +102,15 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
   const double capacity = static_cast<double>(cluster.totals().gpu_capacity_milli);
   if (capacity <= 0) return Error{fmt::format("cluster {} has no GPUs", scenario.cluster_source)};
   const int64_t device_memory = scenario.cluster->median_device_memory();
+  // Arrivals stop at a share of the GPU capacity; a list without GPU requests never gets there.
+  const bool any_gpu_request = std::any_of(population.begin(), population.end(), [&](const PodSpec& pod) {
+    return pod.gpu.pending_milli(device_memory) > 0;
+  });
+  if (!any_gpu_request) {
+    return Error{fmt::format("workload {} has no pod that requests a GPU: arrival mode adds pods until their GPU "
+                             "requests reach {}% of the cluster's GPUs (use a list with GPU pods, or timeline mode)",
+                             scenario.workload_source, options.target_pct)};
+  }
 
   ArrivalRun run;
   run.seed = seed;

@@ -22,6 +22,7 @@ struct Scenario {
   // memory (bytes), then any per-model GPU resource (gpu/H100) a quota names.
   std::vector<QueueSpec> queues;
   ResourceNames resources = ResourceNames::standard();
+  std::vector<std::string> warnings;  // from the files read: accepted, but likely not meant
 };
 
 inline int64_t pod_count(const Scenario& scenario) {

@@ -60,6 +60,7 @@ Result<ScenarioParts> load_yaml(const std::string& path, const ClusterSpec* clus
 void take_queues(ScenarioParts& parts, Scenario& scenario) {
   scenario.queues = std::move(parts.queues).value_or(std::vector<QueueSpec>());
   scenario.resources = std::move(parts.resources);
+  scenario.warnings.insert(scenario.warnings.end(), parts.warnings.begin(), parts.warnings.end());
 }
 
 }  // namespace

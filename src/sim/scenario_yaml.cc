@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "policy/fair_share.h"
+#include "policy/queue_validation.h"
 #include "sim/alibaba_trace.h"
 
 namespace tessera {
@@ -208,6 +209,7 @@ class Problems {
   }
   bool failed() const { return first_.has_value(); }
   const Error& first() const { return *first_; }
+  std::string_view source() const { return source_; }
 
  private:
   std::string_view source_;
@@ -842,6 +844,7 @@ struct QueuePart {
   std::vector<QueueSpec> specs;
   ResourceNames resources = ResourceNames::standard();
   std::optional<QueueTree> tree;  // set when the section is valid
+  std::vector<std::string> warnings;
 };
 
 QueuePart read_queues(Problems& problems, const YAML::Node& node, const Place& place, const ClusterSpec* cluster) {
@@ -863,6 +866,12 @@ QueuePart read_queues(Problems& problems, const YAML::Node& node, const Place& p
   if (!tree) {
     report_tree_error(problems, tree.error(), part.specs, places, place);
     return part;
+  }
+  for (const QueueProblem& warning : quota_warnings(*tree)) {
+    const auto queue = tree->find(warning.queue);
+    const Place& entry = places[queue.value_or(0)].entry;
+    part.warnings.push_back(fmt::format("{}: field '{}': {}", location(problems.source(), entry.mark), entry.field,
+                                        warning.message));
   }
   part.tree.emplace(std::move(*tree));
   return part;
@@ -1155,6 +1164,7 @@ Result<ScenarioParts> read_scenario(const YAML::Node& root, std::string_view sou
     if (problems.failed()) return problems.first();
     parts.queues = queues.specs;
     parts.resources = queues.resources;
+    parts.warnings = queues.warnings;
   }
   if (auto node = top.find("workloads")) {
     const QueueTree* tree = queues.tree ? &*queues.tree : nullptr;

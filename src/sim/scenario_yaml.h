@@ -37,6 +37,9 @@ struct ScenarioParts {
   ResourceNames resources = ResourceNames::standard();
   std::string cluster_source;
   std::string workload_source;
+  // What is accepted but likely not meant ("FILE:LINE:COL: field 'queues[1]': ..."): a child's
+  // deserved quota above its parent's.
+  std::vector<std::string> warnings;
 };
 
 // `cluster_hint` resolves GPU model names in workloads and in per-model quotas (gpu/MODEL) when

@@ -1,6 +1,7 @@
 """Runs `tessera dev cluster` and `tessera scheduler` processes for the end-to-end tests, and
 talks to the API server through the official Kubernetes Python client."""
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -67,15 +68,20 @@ class Cluster:
         self.policy = k8s.PolicyV1Api(self.api) if hasattr(k8s, "PolicyV1Api") else None
         wait_for("the API server", lambda: self.core.list_node().items, timeout=20)
 
-    def start_scheduler(self, name, *args):
-        log = open(os.path.join(self.dir, f"{name}.log"), "a")
-        metrics_port = free_port()
-        process = subprocess.Popen(
-            [TESSERA, "scheduler", "--kubeconfig", self.kubeconfig, "--listen", f"127.0.0.1:{metrics_port}",
-             "--cycle-interval", "0.2", *args],
-            stdout=log, stderr=subprocess.STDOUT)
+    def start_scheduler(self, name, *args, kubeconfig=None):
+        with open(os.path.join(self.dir, f"{name}.log"), "a") as log:
+            metrics_port = free_port()
+            process = subprocess.Popen(
+                [TESSERA, "scheduler", "--kubeconfig", kubeconfig or self.kubeconfig, "--listen",
+                 f"127.0.0.1:{metrics_port}", "--cycle-interval", "0.2", *args],
+                stdout=log, stderr=subprocess.STDOUT)
         self.schedulers[name] = (process, metrics_port)
         return process
+
+    def server_log(self):
+        self.log.flush()
+        with open(os.path.join(self.dir, "dev-cluster.log")) as f:
+            return f.read()
 
     def metrics(self, name):
         import urllib.request
@@ -101,6 +107,9 @@ class Cluster:
             self.server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.server.kill()
+            self.server.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def dump_logs(self):
         for name in ["dev-cluster", *self.schedulers]:
@@ -167,6 +176,18 @@ class Cluster:
 
     def events(self, namespace):
         return self.core.list_namespaced_event(namespace).items
+
+    def get_queue(self, name):
+        return self.custom.get_cluster_custom_object("scheduling.tessera.dev", "v1alpha1", "queues", name)
+
+
+def condition(obj, kind):
+    """The condition of type `kind` of a pod (client object) or a custom object (dict), or None."""
+    if isinstance(obj, dict):
+        conditions = obj.get("status", {}).get("conditions") or []
+        return next((c for c in conditions if c.get("type") == kind), None)
+    conditions = (obj.status.conditions if obj.status else None) or []
+    return next((c for c in conditions if c.type == kind), None)
 
 
 def gpu_nodes(count, gpus=8, model="A100", name="node"):

@@ -1,13 +1,16 @@
 """End-to-end tests of `tessera scheduler` against `tessera dev cluster`, driven through the
-official Kubernetes Python client. Usage: scheduler_e2e.py SCENARIO (gang, reclaim, pdb,
-failover, restart, watch-expiry, reservation)."""
+official Kubernetes Python client. Usage: scheduler_e2e.py SCENARIO (see SCENARIOS below)."""
+import base64
 import os
 import signal
+import subprocess
 import sys
 import time
 
+import yaml
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Cluster, gpu_nodes, wait_for  # noqa: E402
+from harness import Cluster, condition, gpu_nodes, wait_for  # noqa: E402
 
 
 def node_gpu_use(cluster, namespaces):
@@ -225,6 +228,240 @@ def reservation(cluster):
     assert "tessera_reserved_nodes 0" in cluster.metrics("scheduler")
 
 
+def quiet_periods(cluster):
+    """Writes after quiet periods longer than the server's keep-alive timeout go through at once:
+    the evictions of a reclaim, the bindings after it, and the events of pods that cannot fit.
+    (The server closes idle connections within 1 s, as real servers and load balancers do after
+    their own timeouts; a pooled connection it closed must not be used, and a transport failure
+    is not a PodDisruptionBudget refusal.)"""
+    borrow_everything(cluster, 16)
+    time.sleep(2.5)
+    cluster.pod_group("b", "job", 2, "team-b")
+    for i in range(2):
+        cluster.pod("b", f"job-{i}", gpus=4, group="job")
+    started = time.monotonic()
+    wait_for("team-b's gang bound after a quiet period", lambda: len(cluster.bound("b")) == 2, timeout=20)
+    took = time.monotonic() - started
+    reasons = [event.reason for event in cluster.events("b")]
+    assert "EvictionRefused" not in reasons, reasons
+    time.sleep(2.5)
+    for i in range(3):
+        cluster.pod("b", f"too-big-{i}", gpus=16, queue="team-b")
+    for i in range(3):
+        wait_for(f"too-big-{i}'s FailedScheduling event", lambda i=i: any(
+            e.reason == "FailedScheduling" and e.involved_object.name == f"too-big-{i}" for e in cluster.events("b")),
+            timeout=10)
+    log = cluster.scheduler_log("scheduler")
+    assert "broke or timed out" not in log and "refused" not in log, log
+    print(f"quiet-periods: reclaim after a quiet period bound the gang in {took:.2f} s")
+
+
+def bad_queues(cluster):
+    """Bad Queue objects are left out one by one and say why on their own status; the good ones
+    go on scheduling; a child deserving more than its parent is accepted with a warning."""
+    cluster.queue("team-a", 8)
+    cluster.queue("loop-a", 1, parent="loop-b")
+    cluster.queue("loop-b", 1, parent="loop-a")
+    cluster.queue("under-loop", 1, parent="loop-a")
+    cluster.queue("negative", "-1")
+    cluster.queue("low-limit", 4, limit=2)
+    cluster.queue("orphan", 1, parent="nowhere")
+    cluster.queue("parent", 2)
+    cluster.queue("big-child", 4, parent="parent")
+    cluster.namespace("ml")
+    cluster.start_scheduler("scheduler")
+    cluster.pod("ml", "good", gpus=1, queue="team-a")
+    cluster.pod("ml", "in-loop", gpus=1, queue="under-loop")
+    cluster.pod("ml", "big", gpus=1, queue="big-child")
+    wait_for("the pods of usable queues bound", lambda: {"good", "big"} <= set(cluster.bound("ml")))
+    expected = {"loop-a": "CyclicParent", "loop-b": "CyclicParent", "under-loop": "ParentExcluded",
+                "negative": "InvalidSpec", "low-limit": "InvalidSpec", "orphan": "ParentMissing"}
+    for name, reason in expected.items():
+        accepted = wait_for(f"queue {name}'s Accepted condition",
+                            lambda name=name: condition(cluster.get_queue(name), "Accepted"))
+        assert accepted["status"] == "False" and accepted["reason"] == reason, (name, accepted)
+    assert "negative" in condition(cluster.get_queue("negative"), "Accepted")["message"]
+    assert "below deserved" in condition(cluster.get_queue("low-limit"), "Accepted")["message"]
+    assert "loop-a -> loop-b -> loop-a" in condition(cluster.get_queue("loop-a"), "Accepted")["message"]
+    warning = wait_for("big-child's warning", lambda: condition(cluster.get_queue("big-child"), "Accepted"))
+    assert warning["status"] == "True" and warning["reason"] == "DeservedExceedsParent", warning
+    good = condition(cluster.get_queue("team-a"), "Accepted")
+    assert good["status"] == "True" and good["reason"] == "Valid", good
+    waiting = wait_for("in-loop's PodScheduled condition",
+                       lambda: condition(cluster.pods("ml")["in-loop"], "PodScheduled"))
+    assert waiting.status == "False" and waiting.reason == "Unschedulable", waiting
+    assert "QueueNotUsable" in waiting.message and "under-loop" in waiting.message, waiting.message
+    events = wait_for("Warning events on the bad queues", lambda: {
+        e.involved_object.name: e.reason for e in cluster.events("default") if e.involved_object.kind == "Queue"}
+        if len([e for e in cluster.events("default") if e.involved_object.kind == "Queue"]) >= 7 else None)
+    assert events.get("loop-a") == "CyclicParent" and events.get("big-child") == "DeservedExceedsParent", events
+    assert "not in the tree" not in cluster.scheduler_log("scheduler")
+    assert "cycle skipped" not in cluster.scheduler_log("scheduler")
+
+
+def edited_kubeconfig(cluster, name, edit):
+    with open(cluster.kubeconfig) as f:
+        config = yaml.safe_load(f)
+    edit(config)
+    path = os.path.join(cluster.dir, name)
+    with open(path, "w") as f:
+        yaml.safe_dump(config, f)
+    return path
+
+
+def other_ca(cluster):
+    """A self-signed CA certificate the dev cluster's certificate was not issued by (base64)."""
+    key, cert = os.path.join(cluster.dir, "other.key"), os.path.join(cluster.dir, "other.crt")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-subj", "/CN=another-ca", "-days", "1"], check=True, capture_output=True)
+    with open(cert, "rb") as f:
+        return base64.b64encode(f.read()).decode()
+
+
+def misconfigured(cluster):
+    """A scheduler with a wrong token or an untrusted server certificate says so at once, and
+    exits after its sync timeout naming the reason."""
+    def wrong_token(config):
+        config["users"][0]["user"]["token"] = "not-the-token"
+    ca = other_ca(cluster)
+
+    def wrong_ca(config):
+        config["clusters"][0]["cluster"]["certificate-authority-data"] = ca
+    cases = [("wrong-token", wrong_token, "HTTP 401"), ("wrong-ca", wrong_ca, "is not trusted")]
+    for name, edit, expected in cases:
+        process = cluster.start_scheduler(name, "--cache-sync-timeout", "4",
+                                          kubeconfig=edited_kubeconfig(cluster, f"{name}.kubeconfig", edit))
+        wait_for(f"{name}: the reason in the log", lambda: expected in cluster.scheduler_log(name), timeout=3)
+        assert process.wait(timeout=20) == 2
+        last = cluster.scheduler_log(name).strip().splitlines()[-1]
+        assert "did not sync within 4 s" in last and expected in last, last
+
+
+def pending_reports(cluster):
+    """Every pod left pending has PodScheduled=False (Unschedulable) and exactly one
+    FailedScheduling Event object, through many cycles and scheduler restarts; bound pods have
+    PodScheduled=True."""
+    cluster.queue("team-a", 256)
+    cluster.namespace("ml")
+    for i in range(40):
+        cluster.pod("ml", f"pod-{i}", gpus=4, queue="team-a")
+    first = cluster.start_scheduler("first")
+    wait_for("8 pods bound", lambda: len(cluster.bound("ml")) == 8)
+    pending = sorted(set(cluster.pods("ml")) - set(cluster.bound("ml")))
+
+    def reported():
+        pods = cluster.pods("ml")
+        for name in pending:
+            c = condition(pods[name], "PodScheduled")
+            if not c or c.status != "False" or c.reason != "Unschedulable" or not c.message:
+                return False
+        named = {e.involved_object.name for e in cluster.events("ml") if e.reason == "FailedScheduling"}
+        return named >= set(pending)
+    wait_for("every pending pod reported", reported, timeout=20)
+    time.sleep(2)  # ten more cycles
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    for restart in range(2):
+        cluster.start_scheduler(f"restart-{restart}")
+        wait_for("the restarted scheduler cycling", lambda restart=restart: "caches synced" in
+                 cluster.scheduler_log(f"restart-{restart}"))
+        time.sleep(2)
+        process, _ = cluster.schedulers[f"restart-{restart}"]
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+    failed = [e for e in cluster.events("ml") if e.reason == "FailedScheduling"]
+    per_pod = {}
+    for event in failed:
+        per_pod[event.involved_object.name] = per_pod.get(event.involved_object.name, 0) + 1
+    assert set(per_pod) == set(pending) and all(n == 1 for n in per_pod.values()), per_pod
+    for name, pod in cluster.bound("ml").items():
+        c = condition(pod, "PodScheduled")
+        assert c and c.status == "True", (name, c)
+    print(f"pending-reports: {len(pending)} pending pods, {len(failed)} FailedScheduling Event objects "
+          f"after 3 scheduler runs ({len(failed) / len(pending):.2f} per pending pod)")
+
+
+def device_owners(cluster, namespaces):
+    """(node, GPU index) -> pod, failing if two pods hold one device; and GPUs in use per node."""
+    owners, use = {}, {}
+    for namespace in namespaces:
+        for pod in cluster.bound(namespace).values():
+            limits = pod.spec.containers[0].resources.limits or {}
+            use[pod.spec.node_name] = use.get(pod.spec.node_name, 0) + int(limits.get("nvidia.com/gpu", "0"))
+            annotations = pod.metadata.annotations or {}
+            if "scheduling.tessera.dev/gpu-portion" in annotations:
+                continue  # fractional pods share a device by design
+            for device in filter(None, annotations.get("scheduling.tessera.dev/gpu-index", "").split(",")):
+                key = (pod.spec.node_name, device)
+                assert key not in owners, f"{pod.metadata.name} and {owners[key]} share GPU {key}"
+                owners[key] = pod.metadata.name
+    assert all(gpus <= 8 for gpus in use.values()), use
+    return owners
+
+
+def faults(cluster):
+    """Against a hostile server (idle connections closed after random delays, connections
+    dropped before or after a write is applied, 500/503/429 answers, all to the scheduler's
+    requests), a workload mix converges: every pod that fits is bound, no GPU is given twice,
+    every pending pod has its condition and one FailedScheduling event, and a reclaim completes."""
+    cluster.queue("org", 64)
+    cluster.queue("team-a", 32, parent="org")
+    cluster.queue("team-b", 32, parent="org")
+    cluster.namespace("a")
+    cluster.namespace("b")
+    cluster.start_scheduler("scheduler")
+    started = time.monotonic()
+    for i in range(60):
+        cluster.pod("a", f"borrower-{i}", gpus=1, queue="team-a")
+    for i in range(8):
+        cluster.pod("a", f"notebook-{i}", gpus=0, fraction="0.5", queue="team-a")
+    wait_for("team-a holding the cluster", lambda: len(cluster.bound("a")) == 68, timeout=120)
+    filled = time.monotonic() - started
+    cluster.pod_group("b", "train", 3, "team-b")
+    for i in range(3):
+        cluster.pod("b", f"train-{i}", gpus=8, group="train")
+    for i in range(2):
+        cluster.pod("b", f"huge-{i}", gpus=16, queue="team-b")
+    reclaim_started = time.monotonic()
+    wait_for("team-b's gang bound through reclaim",
+             lambda: sum(name.startswith("train-") for name in cluster.bound("b")) == 3, timeout=180)
+    reclaimed = time.monotonic() - reclaim_started
+    device_owners(cluster, ["a", "b"])
+    pending = ["huge-0", "huge-1"]
+
+    def reported():
+        pods = cluster.pods("b")
+        for name in pending:
+            c = condition(pods[name], "PodScheduled")
+            if not c or c.status != "False" or c.reason != "Unschedulable":
+                return False
+        named = [e.involved_object.name for e in cluster.events("b") if e.reason == "FailedScheduling"]
+        return sorted(named) == pending
+    wait_for("every pending pod reported", reported, timeout=60)
+    for namespace in ["a", "b"]:
+        unbound = [name for name, pod in cluster.pods(namespace).items()
+                   if not pod.spec.node_name and name not in pending]
+        assert not unbound, f"pods that fit are not bound: {unbound}"
+        scheduled = {}
+        for event in cluster.events(namespace):
+            if event.reason == "Scheduled":
+                scheduled[event.involved_object.name] = scheduled.get(event.involved_object.name, 0) + 1
+        assert all(n == 1 for n in scheduled.values()), scheduled
+    injected = cluster.api.call_api("/debug/faults", "GET", auth_settings=["BearerToken"], response_type="object",
+                                    _return_http_data_only=True)
+    metrics = cluster.metrics("scheduler")
+
+    def metric(prefix):
+        return sum(float(line.split()[-1]) for line in metrics.splitlines() if line.startswith(prefix))
+    events_written = metric("tessera_events_written_total")
+    print(f"faults: injected {injected}; cluster filled in {filled:.1f} s, reclaim converged in {reclaimed:.1f} s; "
+          f"scheduler: {metric('tessera_api_connection_retries_total'):.0f} requests resent on a new connection, "
+          f"{metric('tessera_bind_errors_total'):.0f} failed bindings (bound in a later cycle), "
+          f"{metric('tessera_api_errors_total'):.0f} other failed writes, {events_written:.0f} event writes; "
+          f"{len(pending)} pending pods with 1 FailedScheduling Event object each")
+    assert sum(injected.values()) > 0, injected
+
+
 SCENARIOS = {
     "gang": (gang, gpu_nodes(4), []),
     "reclaim": (reclaim, gpu_nodes(2), []),
@@ -233,6 +470,12 @@ SCENARIOS = {
     "restart": (restart, gpu_nodes(30), []),
     "watch-expiry": (watch_expiry, gpu_nodes(8), ["--watch-history", "20", "--max-watch-seconds", "1"]),
     "reservation": (reservation, gpu_nodes(2), []),
+    "quiet-periods": (quiet_periods, gpu_nodes(2), ["--fault-idle-close", "1"]),
+    "bad-queues": (bad_queues, gpu_nodes(2), []),
+    "misconfigured": (misconfigured, gpu_nodes(1), []),
+    "pending-reports": (pending_reports, gpu_nodes(4), []),
+    "faults": (faults, gpu_nodes(8), ["--fault-seed", "7", "--fault-idle-close", "2", "--fault-drop", "0.05",
+                                      "--fault-errors", "0.05", "--fault-user-agent", "tessera"]),
 }
 
 
