@@ -71,7 +71,7 @@ TEST_F(ApiActionsTest, OnlyADisruptionBudgetRefusalIsARefusal) {
   answer_body = {{"kind", "Status"},
                  {"code", 429},
                  {"reason", "TooManyRequests"},
-                 {"details", {{"causes", json::array({{{"type", "DisruptionBudget"}}})}}}};
+                 {"details", {{"causes", json::array({{{"reason", "DisruptionBudget"}}})}}}};
   EXPECT_EQ(evict_pod(api, kVictim).outcome, CallOutcome::kRefused);
   answer_body = {{"kind", "Status"}, {"code", 429}, {"reason", "TooManyRequests"}};  // an overloaded server
   EXPECT_EQ(evict_pod(api, kVictim).outcome, CallOutcome::kFailed);

@@ -351,7 +351,7 @@ TEST(ApiClientRetryTest, AsksAgainAfterRetryAfterButNotAfterADisruptionBudgetRef
     response.status = 429;
     response.set_header("Retry-After", "10");
     response.set_content(
-        R"({"kind":"Status","code":429,"reason":"TooManyRequests","details":{"causes":[{"type":"DisruptionBudget"}]}})",
+        R"({"kind":"Status","code":429,"reason":"TooManyRequests","details":{"causes":[{"reason":"DisruptionBudget"}]}})",
         "application/json");
   });
   server.http().Get("/failing", [&](const httplib::Request&, httplib::Response& response) {

@@ -72,7 +72,7 @@ bool disruption_budget_refusal(const kube::ApiResponse& response) {
   const json causes = status.is_object() ? status.value("/details/causes"_json_pointer, json()) : json();
   if (!causes.is_array()) return false;
   for (const json& cause : causes) {
-    if (cause.is_object() && cause.value("type", "") == "DisruptionBudget") return true;
+    if (cause.is_object() && cause.value("reason", "") == "DisruptionBudget") return true;
   }
   return false;
 }

@@ -262,7 +262,7 @@ struct ApiClient::Impl {
                                                          : nlohmann::json();
       if (causes.is_array()) {
         for (const nlohmann::json& cause : causes) {
-          if (cause.is_object() && cause.value("type", "") == "DisruptionBudget") return std::nullopt;
+          if (cause.is_object() && cause.value("reason", "") == "DisruptionBudget") return std::nullopt;
         }
       }
     }
