@@ -148,7 +148,7 @@ grep -q "has no pod that requests a GPU" cpu-only.txt || fail "no GPU pods: $(ca
 cat > over-parent.yaml <<'YAML'
 cluster:
   nodes:
-    - {name: n, count: 2, cpu: 64, memory: 256Gi, gpus: 8, gpu_model: A100}
+    - {name: n, count: 2, cpu: 64, memory: 256Gi, gpus: 8, gpu_model: A100, gpu_memory: 80Gi}
 queues:
   - {name: parent, quota: {gpu: {deserved: 4}}}
   - {name: child, parent: parent, quota: {gpu: {deserved: 8}}}
