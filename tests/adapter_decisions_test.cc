@@ -8,6 +8,7 @@
 
 #include "adapter/api_actions.h"
 #include "adapter/cycle_decisions.h"
+#include "adapter/object_translation.h"
 #include "adapter/status_reports.h"
 #include "adapter/world_snapshot.h"
 #include "engine/placer.h"
@@ -418,4 +419,17 @@ TEST(AdapterDecisions, ABadQueueStopsOnlyItselfAndSaysSoOnItsStatus) {
 }
 
 }  // namespace
+// A condition keeps the time it last changed while its status stays; kubectl shows how long a
+// pod has been unschedulable from it.
+TEST(AdapterDecisions, ConditionTransitionTimeIsKeptWhileTheStatusStays) {
+  const json pod = {{"status",
+                     {{"conditions",
+                       {{{"type", "Ready"}, {"status", "False"}, {"lastTransitionTime", "2026-01-01T00:00:00Z"}},
+                        {{"type", "PodScheduled"}, {"status", "False"}, {"lastTransitionTime", "2026-02-02T00:00:00Z"}}}}}}};
+  EXPECT_EQ(condition_transition_time(pod, "PodScheduled", "False", kNow), "2026-02-02T00:00:00Z");
+  EXPECT_EQ(condition_transition_time(pod, "PodScheduled", "True", kNow), format_timestamp(kNow));
+  EXPECT_EQ(condition_transition_time(json::object(), "PodScheduled", "False", kNow), format_timestamp(kNow));
+  EXPECT_EQ(condition_transition_time(json("not an object"), "PodScheduled", "False", kNow), format_timestamp(kNow));
+}
+
 }  // namespace tessera::adapter

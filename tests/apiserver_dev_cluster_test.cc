@@ -144,7 +144,8 @@ TEST(DevClusterTest, KubeletKeepsTheConditionTheBindingSet) {
   ASSERT_EQ(client.post("/api/v1/namespaces/default/pods/p/binding", binding("p", "a100-1")).status, 201);
   auto conditions_of = [&](const std::string& type) {
     std::vector<json> found;
-    for (const json& condition : client.get("/api/v1/namespaces/default/pods/p").body["status"]["conditions"]) {
+    const Reply pod = client.get("/api/v1/namespaces/default/pods/p");  // outlives the loop
+    for (const json& condition : pod.body["status"]["conditions"]) {
       if (condition["type"] == type) found.push_back(condition);
     }
     return found;

@@ -291,7 +291,7 @@ TEST_F(InformerTest, StopsPromptlyWhileTheWatchIsIdle) {
   ASSERT_TRUE(wait_until([&] { return !collection.watch_requests().empty(); }));
   const auto start = std::chrono::steady_clock::now();
   informer->stop();
-  EXPECT_LT(seconds_since(start), 1.0);
+  EXPECT_LT(seconds_since(start), 10.0);  // not waiting out the watch (30 s)
 }
 
 TEST(ObjectKeyTest, UsesNamespaceAndName) {

@@ -63,28 +63,13 @@ CallResult bind_pod(kube::ApiClient& client, const PodBindingDecision& binding) 
   return outcome_of(client.post(pod_path(binding.namespace_name, binding.name) + "/binding", body));
 }
 
-namespace {
-
-// Whether a 429 is the Eviction API's refusal for a PodDisruptionBudget (its Status names the
-// DisruptionBudget cause), rather than an overloaded server's "come back later".
-bool disruption_budget_refusal(const kube::ApiResponse& response) {
-  const json status = response.json();
-  const json causes = status.is_object() ? status.value("/details/causes"_json_pointer, json()) : json();
-  if (!causes.is_array()) return false;
-  for (const json& cause : causes) {
-    if (cause.is_object() && cause.value("reason", "") == "DisruptionBudget") return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 CallResult evict_pod(kube::ApiClient& client, const VictimDecision& victim) {
   const json body = {{"apiVersion", "policy/v1"},
                      {"kind", "Eviction"},
                      {"metadata", {{"name", victim.name}, {"namespace", victim.namespace_name}}}};
   auto response = client.post(pod_path(victim.namespace_name, victim.name) + "/eviction", body);
-  if (response && response->status == 429 && !disruption_budget_refusal(*response)) {
+  // Only a 429 naming the DisruptionBudget cause is a refusal; a plain 429 is an overloaded server.
+  if (response && response->status == 429 && !response->has_cause("DisruptionBudget")) {
     return {CallOutcome::kFailed, fmt::format("HTTP 429: {}", response->error_message())};
   }
   return outcome_of(response);

@@ -523,7 +523,7 @@ struct KubeScheduler::Impl {
         const double last = written == condition_written_at.end() ? -1e300 : written->second;
         if (!condition_needs_write(*pod->second, text, now - last >= kStateRefreshSeconds)) continue;
         tasks.push_back([this, ns, name, pod_key, text, now, &written_mutex,
-                         since = unschedulable_since(*pod->second, now)] {
+                         since = condition_transition_time(*pod->second, "PodScheduled", "False", now)] {
           const CallResult result = mark_unschedulable(client, ns, name, text, since);
           std::lock_guard lock(written_mutex);
           if (result.outcome == CallOutcome::kDone) {
@@ -543,19 +543,6 @@ struct KubeScheduler::Impl {
       if (kind == "Queue") return observed.queues.contains(key);
       return false;
     });
-  }
-
-  // When the pod's PodScheduled condition became False: kept from the pod while it is.
-  static std::string unschedulable_since(const json& pod, double now) {
-    const json conditions = pod.value("/status/conditions"_json_pointer, json::array());
-    for (const json& condition : conditions.is_array() ? conditions : json::array()) {
-      if (condition.is_object() && condition.value("type", "") == "PodScheduled" &&
-          condition.value("status", "") == "False" && condition.contains("lastTransitionTime") &&
-          condition["lastTransitionTime"].is_string()) {
-        return condition["lastTransitionTime"].get<std::string>();
-      }
-    }
-    return format_timestamp(now);
   }
 
   // Whether the pod's PodScheduled condition should be written: it is missing, not False for

@@ -23,25 +23,23 @@ namespace {
 // The condition with its lastTransitionTime: kept from the object's condition of the same type
 // while the status is the same, else `now`.
 json with_transition_time(json condition, const json& current, double now) {
-  std::string transition = format_timestamp(now);
-  const json* conditions = current.contains("status") && current["status"].is_object() &&
-                                   current["status"].contains("conditions")
-                               ? &current["status"]["conditions"]
-                               : nullptr;
-  if (conditions != nullptr && conditions->is_array()) {
-    for (const json& old : *conditions) {
-      if (old.is_object() && old.value("type", "") == condition["type"] &&
-          old.value("status", "") == condition["status"] &&
-          old.contains("lastTransitionTime") && old["lastTransitionTime"].is_string()) {
-        transition = old["lastTransitionTime"].get<std::string>();
-      }
-    }
-  }
-  condition["lastTransitionTime"] = transition;
+  condition["lastTransitionTime"] = condition_transition_time(current, condition.value("type", ""),
+                                                              condition.value("status", ""), now);
   return condition;
 }
 
 }  // namespace
+
+std::string condition_transition_time(const json& object, std::string_view type, std::string_view status, double now) {
+  const json conditions = object.is_object() ? object.value("/status/conditions"_json_pointer, json()) : json();
+  for (const json& old : conditions.is_array() ? conditions : json::array()) {
+    if (old.is_object() && old.value("type", "") == type && old.value("status", "") == status &&
+        old.contains("lastTransitionTime") && old["lastTransitionTime"].is_string()) {
+      return old["lastTransitionTime"].get<std::string>();
+    }
+  }
+  return format_timestamp(now);
+}
 
 json pod_group_status(const json& current, const Snapshot& snapshot, const PodGroupProgress& progress, double now) {
   const std::string key = current.value("/metadata/namespace"_json_pointer, std::string()) + "/" +

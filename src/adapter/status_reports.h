@@ -32,6 +32,11 @@ std::map<std::string, nlohmann::json> queue_statuses(const Snapshot& snapshot, c
                                                      const std::map<std::string, kube::ObjectPtr>& current,
                                                      double now);
 
+// When the object's condition of this type last changed: its lastTransitionTime while its status
+// is still `status`, else `now` (the condition is about to change).
+std::string condition_transition_time(const nlohmann::json& object, std::string_view type, std::string_view status,
+                                      double now);
+
 // Whether `status` differs from the object's current status in anything but timestamps.
 bool status_differs(const nlohmann::json& object, const nlohmann::json& status);
 

@@ -23,7 +23,7 @@ struct FaultOptions {
   double error_rate = 0;          // share of requests, watches included, answered 500, 503 or 429
   // Non-empty: drops and errors only for requests whose User-Agent starts with it (the client
   // under test), so that a test's own client is spared.
-  std::string user_agent_prefix;
+  std::string user_agent_prefix = {};
 
   bool any() const { return idle_close_seconds > 0 || drop_rate > 0 || error_rate > 0; }
 };

@@ -115,6 +115,17 @@ std::string ApiResponse::reason() const {
   return "";
 }
 
+bool ApiResponse::has_cause(std::string_view cause_reason) const {
+  const nlohmann::json parsed = json();
+  const nlohmann::json causes =
+      parsed.is_object() ? parsed.value("/details/causes"_json_pointer, nlohmann::json()) : nlohmann::json();
+  if (!causes.is_array()) return false;
+  for (const nlohmann::json& cause : causes) {
+    if (cause.is_object() && cause.value("reason", "") == cause_reason) return true;
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // ApiClient
 
@@ -256,16 +267,7 @@ struct ApiClient::Impl {
     const std::string text = raw.get_header_value("Retry-After");
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
     if (ec != std::errc() || seconds < 0) return std::nullopt;
-    if (response.status == 429 && response.reason() == "TooManyRequests") {
-      const nlohmann::json status = response.json();
-      const nlohmann::json causes = status.is_object() ? status.value("/details/causes"_json_pointer, nlohmann::json())
-                                                         : nlohmann::json();
-      if (causes.is_array()) {
-        for (const nlohmann::json& cause : causes) {
-          if (cause.is_object() && cause.value("reason", "") == "DisruptionBudget") return std::nullopt;
-        }
-      }
-    }
+    if (response.status == 429 && response.has_cause("DisruptionBudget")) return std::nullopt;
     return std::min(seconds, kMaxRetryAfterSeconds);
   }
 

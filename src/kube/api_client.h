@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "core/result.h"
 #include "kube/kubeconfig.h"
@@ -26,6 +27,9 @@ struct ApiResponse {
   std::string error_message() const;
   // The Status reason ("AlreadyExists", "Conflict", "Expired", "TooManyRequests"...), or "".
   std::string reason() const;
+  // Whether the Status lists a cause with this reason (how StatusCause serialises its type), as
+  // "DisruptionBudget" on an Eviction refused by a PodDisruptionBudget.
+  bool has_cause(std::string_view cause_reason) const;
 };
 
 enum class PatchType { kMerge, kStrategicMerge, kJson };
