@@ -1,4 +1,4 @@
-// Randomized worlds through many cycles: the safety rules of SPEC §4 hold whatever the mix of
+// Randomized worlds through many cycles: the safety rules of docs/design.md §4 hold whatever the mix of
 // queues, gangs, fractions, priorities and arrivals.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The scheduling cycle, rule by rule (SPEC §3–§4), on worlds small enough to check by hand.
+// The scheduling cycle, rule by rule (docs/design.md §3–§4), on worlds small enough to check by hand.
 #include "scheduler/cycle.h"
 
 #include <gtest/gtest.h>

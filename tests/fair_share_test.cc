@@ -57,7 +57,7 @@ std::string build_error(std::vector<QueueSpec> specs, ResourceNames resources = 
   return tree ? "(built)" : tree.error().message;
 }
 
-// --- SPEC-style examples -------------------------------------------------------------------
+// --- Worked examples (docs/design.md §3) --------------------------------------------------------
 
 // Three researchers' queues on 8 GPUs, each deserving 2 with weight 1.
 std::vector<QueueSpec> three_researchers() {
@@ -454,7 +454,7 @@ RandomCase random_case(std::mt19937_64& rng, bool allow_zero_weight) {
   return result;
 }
 
-// Checks SPEC §3 at every parent (the cluster included) for every resource.
+// Checks docs/design.md §3 at every parent (the cluster included) for every resource.
 void check_properties(const RandomCase& c, const FairShares& shares, bool weights_as_given) {
   const QueueTree& tree = c.tree;
   const auto& demand = shares.demand;

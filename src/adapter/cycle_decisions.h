@@ -45,7 +45,7 @@ struct WaitingWorkload {
   std::string pod_group;
   std::vector<std::string> pod_keys;
   std::string reason;   // PendingCode name, or a HeldWorkload reason
-  std::string message;  // the sentence (SPEC §7)
+  std::string message;  // the sentence (docs/design.md §7)
 };
 
 struct Decisions {

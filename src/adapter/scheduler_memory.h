@@ -31,7 +31,7 @@ struct RoomPlan {
   double created_at = 0;
 };
 
-// Nodes held for a waiting workload while they drain (SPEC §4 step 2), by name.
+// Nodes held for a waiting workload while they drain (docs/design.md §4 step 2), by name.
 struct KeptReservation {
   std::vector<std::string> nodes;
   double since = 0;  // Unix seconds

@@ -1,4 +1,4 @@
-// The command-line flags that tune reservations (SPEC §4 step 2), shared by `tessera sim` and
+// The command-line flags that tune reservations (docs/design.md §4 step 2), shared by `tessera sim` and
 // `tessera scheduler`.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Queues and the resources they are measured in (SPEC §2, §3).
+// Queues and the resources they are measured in (docs/design.md §2, §3).
 //
 // Resources are a dense vector indexed by resource id, not a map: fair share and DRF run over
 // every queue and every resource each cycle, and that loop should be arithmetic on arrays. The

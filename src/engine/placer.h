@@ -20,7 +20,7 @@
 
 namespace tessera {
 
-// How many nodes failed each predicate for a pod that could not be placed (SPEC §7).
+// How many nodes failed each predicate for a pod that could not be placed (docs/design.md §7).
 struct FailureSummary {
   std::array<int, kPredicateCount> nodes_by_predicate{};
   int failed_pod_index = -1;  // within a gang: the first member that found no node

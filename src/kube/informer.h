@@ -1,5 +1,5 @@
 // An informer: a local cache of one kind of object, filled by a list and kept current by a
-// watch (SPEC §8). It keeps the resourceVersion of the last event or bookmark, resumes the
+// watch (docs/design.md §8). It keeps the resourceVersion of the last event or bookmark, resumes the
 // watch from it, relists on 410 Gone, and reconnects with exponential backoff. `synced()` is
 // false until the first list is loaded and after a relist starts, so nobody acts on a
 // half-filled cache.

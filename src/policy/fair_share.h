@@ -1,4 +1,4 @@
-// Fair share (SPEC §3): how much of each resource every queue is due this cycle, computed
+// Fair share (docs/design.md §3): how much of each resource every queue is due this cycle, computed
 // top-down through the queue tree, each resource on its own. The rules, with formulas and a
 // worked example, are in docs/fair-share.md; in short, at every parent:
 //   1. demand: a leaf's is what its workloads request, an inner queue's is what its children

@@ -1,5 +1,5 @@
 // Feasibility predicates: can this pod run on this node as it is now? Each failure names the
-// predicate that failed, so pending reasons can count nodes per predicate (SPEC §7).
+// predicate that failed, so pending reasons can count nodes per predicate (docs/design.md §7).
 #pragma once
 
 #include <string_view>

@@ -1,4 +1,4 @@
-// Which queue is served next (SPEC §3 step 4, §4 allocate): dominant resource fairness over
+// Which queue is served next (docs/design.md §3 step 4, §4 allocate): dominant resource fairness over
 // fair shares, as Mesos' DRF sorter does it over weighted capacity. Pure and tiny: it answers
 // "who is next?" and leaves what to do with the answer to the action that asked.
 #pragma once

@@ -1,4 +1,4 @@
-// reserve (SPEC §4 step 2), the last step of a cycle: a large workload that has waited past a
+// reserve (docs/design.md §4 step 2), the last step of a cycle: a large workload that has waited past a
 // threshold for room no action could make, in a queue within its fair share, reserves the nodes
 // that would hold its gang were they empty — those cheapest to drain. Nobody else is placed there
 // (except backfill that ends before the reservation is due), so the nodes drain as their work

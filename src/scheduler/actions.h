@@ -1,4 +1,4 @@
-// The actions of a cycle (SPEC §4), each a function of the cycle context. Allocate places what
+// The actions of a cycle (docs/design.md §4), each a function of the cycle context. Allocate places what
 // fits; consolidate, reclaim and preempt make room by moving or evicting preemptible work, each
 // attempt inside a statement that commits only if the pending workload then runs; reserve, last,
 // holds nodes for large workloads that waited too long for room.

@@ -1,4 +1,4 @@
-// The scheduling cycle (SPEC §4): fair shares from a snapshot, then the actions in order —
+// The scheduling cycle (docs/design.md §4): fair shares from a snapshot, then the actions in order —
 // allocate, consolidate, reclaim, preempt — each working inside statements that commit only when
 // the pending workload they serve really runs, and last the reservations for large workloads
 // that none of them could serve. The same function drives `tessera sim` and the
@@ -23,7 +23,7 @@ enum class Action : uint8_t { kAllocate, kConsolidate, kReclaim, kPreempt };
 inline constexpr int kActionCount = 4;
 std::string_view action_name(Action action);  // "allocate", "consolidate", "reclaim", "preempt"
 
-// SPEC §4 step 2: a workload that waited long for room reserves nodes, which then drain for it.
+// docs/design.md §4 step 2: a workload that waited long for room reserves nodes, which then drain for it.
 struct ReservationOptions {
   bool enabled = true;
   // A workload pending this long for want of room (not of quota) may reserve nodes, if its
@@ -79,7 +79,7 @@ struct ActionStats {
   int evictions = 0;  // Eviction records (whole workloads or extras)
 };
 
-// Nodes held for a pending workload while they drain (SPEC §4 step 2). Other work may not be
+// Nodes held for a pending workload while they drain (docs/design.md §4 step 2). Other work may not be
 // placed there, except work with a time limit that ends before the reservation is due. The
 // caller keeps the reservations a cycle returns and hands them to the next cycle.
 struct Reservation {

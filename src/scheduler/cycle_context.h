@@ -67,7 +67,7 @@ class CycleContext {
   // workloads share a verdict hold only between such workloads.
   bool plain_pass(WorkloadId workload) const;
 
-  // The reservations in force (SPEC §4 step 2), and the one a workload holds (-1: none).
+  // The reservations in force (docs/design.md §4 step 2), and the one a workload holds (-1: none).
   std::vector<Reservation>& reservations() { return reservations_; }
   int32_t reservation_of(WorkloadId workload) const { return reservation_of_[static_cast<size_t>(workload)]; }
   // Sets the reservations in force and marks their nodes in the cluster (releasing the old ones).

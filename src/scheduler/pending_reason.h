@@ -1,4 +1,4 @@
-// Why a workload is still pending after a cycle (SPEC §7): a code for programs, the facts behind
+// Why a workload is still pending after a cycle (docs/design.md §7): a code for programs, the facts behind
 // it (the quota term, the nodes per failed predicate, what reclaim found), and a sentence for
 // people rendered from those facts only when asked, so a cycle with 100,000 pending workloads
 // does not format 100,000 sentences nobody reads.

@@ -1,5 +1,5 @@
 // Live accounting of what every queue holds during a cycle, and the quota rules that read it
-// (SPEC §2–§4): limits, non-preemptible work within deserved quota, reclaim only by queues under
+// (docs/design.md §2–§4): limits, non-preemptible work within deserved quota, reclaim only by queues under
 // their fair share and only from queues that stay at or above theirs. Allocations and evictions
 // are posted to the leaf and rolled up to every ancestor, so each rule is checked on the whole
 // path from the leaf to the top.

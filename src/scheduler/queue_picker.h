@@ -1,4 +1,4 @@
-// Hands out candidate workloads queue by queue in hierarchical DRF order (SPEC §3 step 4, §4):
+// Hands out candidate workloads queue by queue in hierarchical DRF order (docs/design.md §3 step 4, §4):
 // at every level of the tree the child with the lowest dominant share of its fair share goes
 // first (ties: higher queue priority, then name), down to a leaf, whose next workload by
 // priority and age is taken. Shares are read live from the ledger, so a queue that was just

@@ -1,4 +1,4 @@
-// What a pod counts against its queue, per queue resource (SPEC §2): GPUs (fractions included),
+// What a pod counts against its queue, per queue resource (docs/design.md §2): GPUs (fractions included),
 // CPU millicores, memory bytes, and the per-model GPU resources ("gpu/H100") a tree names.
 #pragma once
 

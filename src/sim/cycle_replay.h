@@ -1,4 +1,4 @@
-// The timeline experiment on a scenario with queues (SPEC §4, §9): the scheduling cycle
+// The timeline experiment on a scenario with queues (docs/design.md §4, §9): the scheduling cycle
 // (scheduler/cycle.h) runs every cycle interval of simulated time over one cluster state, placer
 // and workload set kept for the whole replay.
 //

@@ -17,7 +17,7 @@ struct Scenario {
   std::string workload_source;                 // where the workloads came from
   std::shared_ptr<const ClusterSpec> cluster;  // never null once loaded
   std::vector<WorkloadSpec> workloads;         // sorted by arrival
-  // The queue tree (SPEC §2). Empty when the scenario defines none: every workload then belongs
+  // The queue tree (docs/design.md §2). Empty when the scenario defines none: every workload then belongs
   // to one queue with no quota. Quotas are indexed by `resources`: gpu, cpu (millicores),
   // memory (bytes), then any per-model GPU resource (gpu/H100) a quota names.
   std::vector<QueueSpec> queues;

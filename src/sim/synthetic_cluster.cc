@@ -417,7 +417,7 @@ SyntheticWorld make_synthetic_world(const SyntheticSpec& spec) {
       ++failures;
       continue;
     }
-    // Non-preemptible work only within the deserved quota (SPEC §2); past it a notebook runs
+    // Non-preemptible work only within the deserved quota (docs/design.md §2); past it a notebook runs
     // preemptible, as an admin's policy would make it.
     if (!workload.preemptible) {
       if (non_preemptible_gpus[leaf_position] + gpus > leaf.deserved_gpus) {

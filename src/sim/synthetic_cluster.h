@@ -27,7 +27,7 @@
 
 namespace tessera {
 
-// A training cluster as the scheduling-cycle figures of the SPEC (§9) describe it.
+// A training cluster as the figures of docs/design.md §9 (cycle speed) describe it.
 //
 // Nodes: 8 × H100 80 GiB, 128 cores, 1 TiB (about 70%) or 8 × A100 80 GiB, 96 cores, 768 GiB.
 // Queues: round(sqrt(queues / 2)) departments sharing `queues` projects; the projects' deserved

@@ -38,7 +38,7 @@ struct TimelineOptions {
   // it on every cycle is run, since fair shares drift as the memory fades.
   double usage_penalty = 0;
   double usage_half_life_seconds = 3600;
-  // Scenarios with queues: nodes reserved for workloads that waited long for room (SPEC §4 step 2).
+  // Scenarios with queues: nodes reserved for workloads that waited long for room (docs/design.md §4 step 2).
   ReservationOptions reservations;
   // Scenarios with queues: reclaim may move work of queues at their share (CycleOptions).
   bool reclaim_moves = true;
