@@ -126,7 +126,7 @@ images="$(k get pod trainer -n team-a -o jsonpath='{.spec.containers[*].image}')
 
 # 4. Printer columns of the CRDs and the pod table.
 out="$(k get queues 2>&1)"
-[[ "$(head -1 <<<"$out")" =~ ^NAME\ +PARENT\ +GPU-DESERVED\ +GPU-LIMIT\ +GPU-ALLOCATED\ +GPU-FAIRSHARE\ +PENDING\ +AGE ]] || fail "queue columns: $out"
+[[ "$(head -1 <<<"$out")" =~ ^NAME\ +PARENT\ +GPU-DESERVED\ +GPU-LIMIT\ +GPU-ALLOCATED\ +GPU-FAIRSHARE\ +PENDING\ +ACCEPTED\ +AGE ]] || fail "queue columns: $out"
 grep -q '^research  *16 ' <<<"$out" || fail "queue row: $out"
 out="$(k get pg -n team-a 2>&1)"
 [[ "$(head -1 <<<"$out")" =~ ^NAME\ +QUEUE\ +MINMEMBER\ +PHASE\ +RUNNING\ +REASON\ +AGE ]] || fail "podgroup columns: $out"
