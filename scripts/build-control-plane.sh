@@ -5,6 +5,7 @@
 #
 #   scripts/build-control-plane.sh            build if needed; the last line of stdout is the bin dir
 #   scripts/build-control-plane.sh --key      print the cache key only
+#   scripts/build-control-plane.sh --built    print the bin dir and exit 0 if it is built, else exit 1
 #
 # The binaries go to build/control-plane/<key>/bin, where <key> hashes the go.mod/go.sum files, the Go
 # version and the build recipe below; when they are all there already nothing is built. Progress goes
@@ -53,7 +54,7 @@ if [[ ${1:-} == --key ]]; then
   echo "$key"
   exit 0
 fi
-[[ $# -eq 0 ]] || die "unknown argument: $1 (usage: $0 [--key])"
+[[ $# -eq 0 || $1 == --built ]] || die "unknown argument: $1 (usage: $0 [--key | --built])"
 
 out=$cache/$key
 bin=$out/bin
@@ -68,6 +69,7 @@ if complete; then
   echo "$bin"
   exit 0
 fi
+[[ ${1:-} != --built ]] || exit 1
 
 mkdir -p "$out/logs"
 # One build per cache entry at a time.

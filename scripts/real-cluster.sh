@@ -16,7 +16,8 @@
 #
 # DIR defaults to build/real-cluster. Environment: TESSERA (default build/tessera),
 # CONTROL_PLANE_BIN (a folder with the binaries; default: what build-control-plane.sh prints),
-# READY_TIMEOUT (seconds to wait for each component; default 180).
+# READY_TIMEOUT (seconds to wait for each component; default 180), KUBE_APISERVER_EXTRA_ARGS (more
+# kube-apiserver flags, split on spaces; the tests use it to shorten watches).
 # A bound pod becomes Running; one annotated scheduling.tessera.dev/duration (such as "10m" or
 # "30") becomes Succeeded that long afterwards (tools/control-plane/kwok/kwok.yaml).
 set -euo pipefail
@@ -341,6 +342,7 @@ start etcd "$bin/etcd" --name=real-cluster --data-dir="$dir/etcd" \
 wait_for etcd "health" curl -fsS "http://127.0.0.1:$etcd_client_port/health"
 
 say "starting kube-apiserver on $server"
+# shellcheck disable=SC2086 # the extra flags are split on spaces on purpose
 start kube-apiserver "$bin/kube-apiserver" \
   --etcd-servers="http://127.0.0.1:$etcd_client_port" \
   --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$apiserver_port" \
@@ -353,7 +355,7 @@ start kube-apiserver "$bin/kube-apiserver" \
   --endpoint-reconciler-type=none \
   --allow-privileged=true \
   --cert-dir="$pki/apiserver-generated" \
-  --profiling=false
+  --profiling=false ${KUBE_APISERVER_EXTRA_ARGS:-}
 curl_admin() {
   curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$@"
 }

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "adapter/annotations.h"
+#include "adapter/failure_log.h"
 #include "adapter/object_translation.h"
 
 namespace tessera::adapter {
@@ -17,17 +18,18 @@ std::string pod_path(const std::string& namespace_name, const std::string& name)
 }
 
 CallResult outcome_of(const Result<kube::ApiResponse>& response) {
-  if (!response) return {CallOutcome::kFailed, response.error().message};
-  if (response->ok()) return {CallOutcome::kDone, ""};
+  if (!response) return {CallOutcome::kFailed, response.error().message, response.error().message};
+  if (response->ok()) return {CallOutcome::kDone, "", ""};
+  const std::string cause = failure_cause(response);
   switch (response->status) {
     case 404:
-      return {CallOutcome::kGone, response->error_message()};
+      return {CallOutcome::kGone, response->error_message(), cause};
     case 409:
-      return {CallOutcome::kConflict, response->error_message()};
+      return {CallOutcome::kConflict, response->error_message(), cause};
     case 429:
-      return {CallOutcome::kRefused, response->error_message()};
+      return {CallOutcome::kRefused, response->error_message(), cause};
     default:
-      return {CallOutcome::kFailed, fmt::format("HTTP {}: {}", response->status, response->error_message())};
+      return {CallOutcome::kFailed, fmt::format("HTTP {}: {}", response->status, response->error_message()), cause};
   }
 }
 
@@ -70,7 +72,7 @@ CallResult evict_pod(kube::ApiClient& client, const VictimDecision& victim) {
   auto response = client.post(pod_path(victim.namespace_name, victim.name) + "/eviction", body);
   // Only a 429 naming the DisruptionBudget cause is a refusal; a plain 429 is an overloaded server.
   if (response && response->status == 429 && !response->has_cause("DisruptionBudget")) {
-    return {CallOutcome::kFailed, fmt::format("HTTP 429: {}", response->error_message())};
+    return {CallOutcome::kFailed, fmt::format("HTTP 429: {}", response->error_message()), failure_cause(response)};
   }
   return outcome_of(response);
 }

@@ -22,6 +22,7 @@ enum class CallOutcome : uint8_t {
 struct CallResult {
   CallOutcome outcome = CallOutcome::kDone;
   std::string message;  // for anything but kDone
+  std::string cause;    // for anything but kDone: "HTTP 403 Forbidden", or the transport error
 };
 
 // The annotations a GPU pod gets before it binds (device indices, portion, environment).

@@ -46,8 +46,16 @@ std::string event_name(const EventRecord& event) {
   return prefix + suffix;
 }
 
-EventRecorder::EventRecorder(kube::ApiClient& client, int threads, double min_update_seconds)
-    : client_(client), min_update_seconds_(min_update_seconds), pool_(threads) {}
+EventRecorder::EventRecorder(kube::ApiClient& client, int threads, double min_update_seconds, FailureLog* failures)
+    : client_(client), min_update_seconds_(min_update_seconds), failures_(failures), pool_(threads) {}
+
+void EventRecorder::report(const EventRecord& event, const Result<kube::ApiResponse>& response) {
+  if (!failures_) return;
+  failures_->record("event",
+                    fmt::format("writing the {} event of {} {}{}{}", event.reason, event.object_kind,
+                                event.namespace_name, event.namespace_name.empty() ? "" : "/", event.object_name),
+                    response);
+}
 
 EventRecorder::~EventRecorder() = default;
 
@@ -159,7 +167,9 @@ bool EventRecorder::write(Entry& entry, const EventRecord& event, int occurrence
   const auto update = [&](int base_count) {
     const json patch = {{"count", base_count + increment}, {"message", event.message}, {"lastTimestamp", time}};
     auto response = client_.patch(fmt::format("{}/{}", events_path(event), entry.name), patch);
-    if (!response || !response->ok()) return response && response->status == 404 ? 0 : -1;
+    if (response && response->status == 404) return 0;
+    report(event, response);
+    if (!response || !response->ok()) return -1;
     written(base_count + increment, &EventStats::updated);
     return 1;
   };
@@ -189,10 +199,12 @@ bool EventRecorder::write(Entry& entry, const EventRecord& event, int occurrence
       {"count", increment},
   };
   auto created = client_.post(events_path(event), body);
+  if (!created || created->status != 409) report(event, created);
   if (created && created->ok()) return written(increment, &EventStats::created);
   if (!created || created->status != 409) return false;
   // Written before: by this scheduler before a restart, or by a create whose answer was lost.
   auto existing = client_.get(fmt::format("{}/{}", events_path(event), entry.name));
+  report(event, existing);
   if (!existing || !existing->ok()) return false;
   const json object = existing->json();
   const int count = object.is_object() && object.contains("count") && object["count"].is_number_integer()

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "adapter/failure_log.h"
 #include "adapter/task_pool.h"
 #include "kube/api_client.h"
 
@@ -45,8 +46,8 @@ struct EventStats {
 
 class EventRecorder {
  public:
-  // Writes run on `threads` threads of its own.
-  EventRecorder(kube::ApiClient& client, int threads, double min_update_seconds = 30);
+  // Writes run on `threads` threads of its own; failed writes are told to `failures` (if set).
+  EventRecorder(kube::ApiClient& client, int threads, double min_update_seconds = 30, FailureLog* failures = nullptr);
   ~EventRecorder();
 
   // Something happened (again): the event's count grows by one.
@@ -80,8 +81,12 @@ class EventRecorder {
   // One write of `event` for `entry_state` (a copy): create, or update count and message.
   bool write(Entry& entry_state, const EventRecord& event, int occurrences, double now);
 
+  // A failed write of `event` told to failures_, if set.
+  void report(const EventRecord& event, const Result<kube::ApiResponse>& response);
+
   kube::ApiClient& client_;
   const double min_update_seconds_;
+  FailureLog* failures_;
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;  // by event name
   EventStats stats_;

@@ -16,6 +16,7 @@
 #include "adapter/api_actions.h"
 #include "adapter/cycle_decisions.h"
 #include "adapter/event_recorder.h"
+#include "adapter/failure_log.h"
 #include "adapter/object_translation.h"
 #include "adapter/status_reports.h"
 #include "adapter/task_pool.h"
@@ -78,6 +79,7 @@ struct KubeScheduler::Impl {
       kube::InformerOptions informer;
       informer.collection_path = std::move(path);
       informer.field_selector = std::move(field_selector);
+      informer.watch_timeout_seconds = options.watch_timeout_seconds;
       return std::make_unique<kube::Informer>(client, informer, on_change);
     };
     nodes = watch("/api/v1/nodes");
@@ -487,6 +489,7 @@ struct KubeScheduler::Impl {
         auto written =
             client.patch(fmt::format("/apis/{}/namespaces/{}/podgroups/{}/status", kApiVersion, ns, name),
                          {{"status", status}});
+        failures.record("podgroup-status", fmt::format("writing the status of PodGroup {}/{}", ns, name), written);
         if (!written || !written->ok()) metrics.add_counter("tessera_api_errors_total", {{"operation", "status"}});
       });
     }
@@ -495,6 +498,7 @@ struct KubeScheduler::Impl {
       if (object == observed.queues.end() || !status_differs(*object->second, status)) continue;
       tasks.push_back([this, name, status] {
         auto written = client.patch(fmt::format("/apis/{}/queues/{}/status", kApiVersion, name), {{"status", status}});
+        failures.record("queue-status", fmt::format("writing the status of Queue {}", name), written);
         if (!written || !written->ok()) metrics.add_counter("tessera_api_errors_total", {{"operation", "status"}});
       });
     }
@@ -525,6 +529,10 @@ struct KubeScheduler::Impl {
         tasks.push_back([this, ns, name, pod_key, text, now, &written_mutex,
                          since = condition_transition_time(*pod->second, "PodScheduled", "False", now)] {
           const CallResult result = mark_unschedulable(client, ns, name, text, since);
+          if (result.outcome != CallOutcome::kGone) {
+            failures.record("pod-condition", fmt::format("writing the PodScheduled condition of pod {}", pod_key),
+                            result.outcome == CallOutcome::kDone, result.cause, result.message);
+          }
           std::lock_guard lock(written_mutex);
           if (result.outcome == CallOutcome::kDone) {
             condition_written_at[pod_key] = now;
@@ -611,7 +619,9 @@ struct KubeScheduler::Impl {
     sync_seconds = seconds_since(sync_start);
     log_line(fmt::format("caches synced in {:.2f} s", sync_seconds.load()));
     if (options.leader_elect) {
-      leader = std::make_unique<kube::LeaderElector>(client, options.election);
+      kube::LeaderElectionConfig election = options.election;
+      election.on_failure = log_line;
+      leader = std::make_unique<kube::LeaderElector>(client, std::move(election));
       log_line(fmt::format("waiting for the lease {}/{} as {}", options.election.lease_namespace,
                            options.election.lease_name, options.election.identity));
       if (!leader->acquire(stop, [this] {
@@ -677,7 +687,8 @@ struct KubeScheduler::Impl {
   bool dirty = true;
 
   SchedulerMemory memory;
-  EventRecorder events{client, 2, kStateRefreshSeconds};
+  FailureLog failures{log_line};
+  EventRecorder events{client, 2, kStateRefreshSeconds, &failures};
   std::map<std::string, double> condition_written_at;  // pod key -> when its PodScheduled=False was written
   std::set<std::string> reported_queue_problems;
   CycleTiming cycle_timing;

@@ -34,6 +34,7 @@ struct SchedulerOptions {
   kube::LeaderElectionConfig election;
   std::string listen;  // host:port for /metrics, /healthz, /readyz; empty: none
   double cache_sync_timeout_seconds = 120;
+  int watch_timeout_seconds = 300;  // asked of the server for each watch, which then starts anew
   double room_plan_timeout_seconds = 300;  // victims not gone by then: the plan is dropped
   double assumed_binding_timeout_seconds = 30;
   double eviction_retry_seconds = 10;  // after a refused eviction, the wait before evicting for that workload again

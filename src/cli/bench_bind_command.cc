@@ -15,10 +15,12 @@
 #include "adapter/kube_scheduler.h"
 #include "adapter/task_pool.h"
 #include "apiserver/dev_cluster.h"
+#include "cli/bench_bind_cluster.h"
 #include "kube/api_client.h"
 #include "kube/informer.h"
 #include "policy/policy_registry.h"
 #include "policy/workload_mix.h"
+#include "sim/html_report.h"
 
 namespace tessera {
 
@@ -36,6 +38,8 @@ struct BindBenchOptions {
   bool events = true;
   std::string policy = "tessera";
   std::string json_path;
+  std::string kubeconfig;      // set: against that running cluster, the schedulers as processes
+  std::string kube_scheduler;  // with kubeconfig: also time this kube-scheduler binary
 };
 
 struct BindRun {
@@ -236,12 +240,8 @@ int run_bind_bench(const BindBenchOptions& options) {
                       {"cycles", run.cycles}});
     }
     report["runs"] = list;
-    const std::string temporary = options.json_path + ".tmp";
-    std::ofstream out(temporary);
-    out << report.dump(2) << '\n';
-    out.close();
-    if (!out || std::rename(temporary.c_str(), options.json_path.c_str()) != 0) {
-      std::fputs(fmt::format("error: cannot write {}\n", options.json_path).c_str(), stderr);
+    if (Status written = write_file_atomically(options.json_path, report.dump(2) + "\n"); !written) {
+      std::fputs(fmt::format("error: {}\n", written.error().message).c_str(), stderr);
       return 2;
     }
   }
@@ -273,7 +273,31 @@ void add_bench_bind_command(CLI::App& bench, int& exit_code) {
   bind->add_flag(
       "--no-events", [options](int64_t) { options->events = false; }, "Write no Scheduled events");
   bind->add_option("--json", options->json_path, "Also write the figures as JSON (schema tessera.bench.bind/v1)");
-  bind->callback([options, &exit_code] { exit_code = run_bind_bench(*options); });
+  bind->add_option("--kubeconfig", options->kubeconfig,
+                   "Measure on this running cluster instead (a real control plane with KWOK nodes: "
+                   "scripts/bench-real-cluster.sh): `tessera scheduler` as a process of its own, timed from its "
+                   "start to the last pod bound, with its CPU time and peak memory");
+  bind->add_option("--kube-scheduler", options->kube_scheduler,
+                   "With --kubeconfig: then the same pods for this kube-scheduler binary (default profile)");
+  bind->callback([options, &exit_code] {
+    if (options->kubeconfig.empty()) {
+      if (!options->kube_scheduler.empty()) {
+        std::fputs("error: --kube-scheduler needs --kubeconfig (a cluster it can run against)\n", stderr);
+        exit_code = 2;
+        return;
+      }
+      exit_code = run_bind_bench(*options);
+      return;
+    }
+    ClusterBindBenchOptions cluster;
+    cluster.kubeconfig = options->kubeconfig;
+    cluster.kube_scheduler = options->kube_scheduler;
+    cluster.tessera = std::filesystem::read_symlink("/proc/self/exe").string();
+    cluster.pods = options->pods;
+    cluster.gpus_per_pod = options->gpus_per_pod;
+    cluster.json_path = options->json_path;
+    exit_code = run_cluster_bind_bench(cluster);
+  });
 }
 
 }  // namespace tessera

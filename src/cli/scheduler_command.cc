@@ -131,6 +131,12 @@ void add_scheduler_command(CLI::App& app, int& exit_code) {
                    "Seconds to wait for the first list of every watched kind before exiting with status 2")
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
+  command
+      ->add_option("--watch-timeout", options->scheduler.watch_timeout_seconds,
+                   "Seconds after which the server is asked to end each watch (it then resumes from the last "
+                   "version seen, relisting if that is gone)")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
   command->callback([options, &exit_code] {
     const auto& election = options->scheduler.election;
     if (options->scheduler.leader_elect && !(election.retry_period_seconds < election.renew_deadline_seconds &&

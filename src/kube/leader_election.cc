@@ -52,6 +52,24 @@ struct LeaderElector::Impl {
             {"leaseTransitions", transitions}};
   }
 
+  // Whether the call succeeded; a failure other than a lost race (409) goes to on_failure when
+  // its cause differs from the last one reported.
+  bool succeeded(const Result<ApiResponse>& response, const char* operation) {
+    if (response && response->ok()) return true;
+    if (response && response->status == 409) return false;
+    const std::string cause = response ? fmt::format("HTTP {} {}", response->status, response->reason())
+                                       : response.error().message;
+    std::lock_guard lock(failure_mutex);
+    if (cause != last_failure && config.on_failure) {
+      config.on_failure(fmt::format("leader election: {} the lease {}/{} failed: {}", operation,
+                                    config.lease_namespace, config.lease_name,
+                                    response ? fmt::format("HTTP {}: {}", response->status, response->error_message())
+                                             : cause));
+    }
+    last_failure = cause;
+    return false;
+  }
+
   void observe(const nlohmann::json& spec, Clock::time_point now) {
     if (spec != observed_spec) {
       observed_spec = spec;
@@ -66,20 +84,19 @@ struct LeaderElector::Impl {
     const Clock::time_point now = Clock::now();
     const auto wall_now = std::chrono::system_clock::now();
     auto read = client.get(lease_path);
-    if (!read) return Attempt::kFailed;
-    if (read->status == 404) {
+    if (read && read->status == 404) {
       nlohmann::json spec = spec_now(wall_now, format_micro_time(wall_now), 0);
       const nlohmann::json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                                     {"kind", "Lease"},
                                     {"metadata", {{"name", config.lease_name}, {"namespace", config.lease_namespace}}},
                                     {"spec", spec}};
       auto created = client.post(collection_path, lease);
-      if (!created || !created->ok()) return Attempt::kFailed;  // 409: another candidate created it first
+      if (!succeeded(created, "creating")) return Attempt::kFailed;  // 409: another candidate created it first
       observe(spec, now);
       transitions.store(0);
       return Attempt::kHolding;
     }
-    if (!read->ok()) return Attempt::kFailed;
+    if (!succeeded(read, "reading")) return Attempt::kFailed;
     nlohmann::json lease = read->json();
     if (!lease.is_object()) return Attempt::kFailed;
     const nlohmann::json spec =
@@ -101,7 +118,7 @@ struct LeaderElector::Impl {
                               : spec_now(wall_now, format_micro_time(wall_now), previous_transitions + 1);
     lease["spec"] = next;  // metadata.resourceVersion stays: the write is conditional on it
     auto written = client.put(lease_path, lease);
-    if (!written || !written->ok()) return Attempt::kFailed;  // 409: someone else wrote first
+    if (!succeeded(written, "updating")) return Attempt::kFailed;  // 409: someone else wrote first
     observe(next, now);
     transitions.store(integer_field(next, "leaseTransitions", 0));
     return Attempt::kHolding;
@@ -188,6 +205,9 @@ struct LeaderElector::Impl {
   std::atomic<Clock::rep> last_renewed{0};
   std::atomic<int64_t> transitions{0};
   std::function<void()> on_lost;
+
+  std::mutex failure_mutex;
+  std::string last_failure;  // the cause last reported to on_failure
 
   std::mutex mutex;
   std::condition_variable renewal_stopped;

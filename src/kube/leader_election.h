@@ -21,6 +21,9 @@ struct LeaderElectionConfig {
   double lease_duration_seconds = 15;
   double renew_deadline_seconds = 10;  // a leader that cannot renew for this long steps down
   double retry_period_seconds = 2;
+  // Told why a read or write of the lease failed (not a 409 lost race), once per distinct cause
+  // in a row: a missing RBAC rule would otherwise leave a replica waiting without a word.
+  std::function<void(const std::string&)> on_failure;
 };
 
 class LeaderElector {

@@ -44,29 +44,73 @@ def wait_for(what, predicate, timeout=30.0, interval=0.1):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last})")
 
 
-class Cluster:
-    """A dev cluster on a free port with its kubeconfig, and the schedulers started against it."""
+REAL_CLUSTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "real-cluster.sh")
 
-    def __init__(self, nodes_yaml, *extra):
+
+def real_control_plane_missing():
+    """Why a real control plane cannot be started here, or None: its binaries must be built
+    (scripts/build-control-plane.sh, which the fixture build_control_plane.sh runs with
+    TESSERA_REAL_CLUSTER=1) unless CONTROL_PLANE_BIN names them."""
+    if os.environ.get("CONTROL_PLANE_BIN"):
+        return None
+    built = subprocess.run(["bash", os.path.join(os.path.dirname(REAL_CLUSTER), "build-control-plane.sh"), "--built"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if built.returncode == 0:
+        return None
+    return ("the real control plane is not built; run scripts/build-control-plane.sh, or the tests with "
+            f"TESSERA_REAL_CLUSTER=1 to build it first {built.stderr.strip()}").strip()
+
+
+class Cluster:
+    """A cluster on free ports with its kubeconfig, and the schedulers started against it: `tessera
+    dev cluster` (kind "dev"), or a real control plane — etcd, kube-apiserver,
+    kube-controller-manager and KWOK's fake nodes — started by scripts/real-cluster.sh (kind
+    "real"; `extra` then holds kube-apiserver flags)."""
+
+    def __init__(self, nodes_yaml, *extra, kind="dev"):
+        self.kind = kind
         self.dir = tempfile.mkdtemp(prefix="tessera-e2e-")
         self.nodes = os.path.join(self.dir, "nodes.yaml")
         with open(self.nodes, "w") as f:
             f.write(nodes_yaml)
-        self.kubeconfig = os.path.join(self.dir, "kubeconfig")
-        self.port = free_port()
-        self.log = open(os.path.join(self.dir, "dev-cluster.log"), "w")
-        self.server = subprocess.Popen(
-            [TESSERA, "dev", "cluster", "--listen", f"127.0.0.1:{self.port}", "--nodes", self.nodes,
-             "--kubeconfig", self.kubeconfig, "--pod-start-seconds", "0.2", "--termination-seconds", "0.5", *extra],
-            stdout=self.log, stderr=subprocess.STDOUT)
         self.schedulers = {}
-        wait_for("the kubeconfig", lambda: os.path.exists(self.kubeconfig), timeout=20)
+        self.server = None
+        self.log = None
+        if kind == "real":
+            self.kubeconfig = self._real_cluster_up(extra)
+        else:
+            self.kubeconfig = os.path.join(self.dir, "kubeconfig")
+            self.port = free_port()
+            self.log = open(os.path.join(self.dir, "dev-cluster.log"), "w")
+            self.server = subprocess.Popen(
+                [TESSERA, "dev", "cluster", "--listen", f"127.0.0.1:{self.port}", "--nodes", self.nodes,
+                 "--kubeconfig", self.kubeconfig, "--pod-start-seconds", "0.2", "--termination-seconds", "0.5",
+                 *extra],
+                stdout=self.log, stderr=subprocess.STDOUT)
+            wait_for("the kubeconfig", lambda: os.path.exists(self.kubeconfig), timeout=20)
         self.api = kubernetes.config.new_client_from_config(config_file=self.kubeconfig)
         self.core = k8s.CoreV1Api(self.api)
         self.custom = k8s.CustomObjectsApi(self.api)
         self.coordination = k8s.CoordinationV1Api(self.api)
         self.policy = k8s.PolicyV1Api(self.api) if hasattr(k8s, "PolicyV1Api") else None
         wait_for("the API server", lambda: self.core.list_node().items, timeout=20)
+
+    def _real_cluster_up(self, apiserver_flags):
+        """Starts a real control plane in DIR/cluster and returns its admin kubeconfig."""
+        self.cluster_dir = os.path.join(self.dir, "cluster")
+        env = dict(os.environ, TESSERA=os.path.abspath(TESSERA), KUBE_APISERVER_EXTRA_ARGS=" ".join(apiserver_flags))
+        with open(os.path.join(self.dir, "real-cluster-up.log"), "w") as log:
+            up = subprocess.run(["bash", REAL_CLUSTER, "up", "--nodes", self.nodes, "--dir", self.cluster_dir],
+                                stdout=subprocess.PIPE, stderr=log, text=True, env=env, timeout=600)
+        self.server = "real"
+        if up.returncode != 0:
+            with open(os.path.join(self.dir, "real-cluster-up.log")) as f:
+                print(f.read()[-3000:], file=sys.stderr)
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise AssertionError(f"scripts/real-cluster.sh up failed (exit status {up.returncode})")
+        lines = [line for line in up.stdout.splitlines() if line.startswith("kubeconfig: ")]
+        assert lines, f"scripts/real-cluster.sh up printed no kubeconfig: {up.stdout!r}"
+        return lines[-1][len("kubeconfig: "):]
 
     def start_scheduler(self, name, *args, kubeconfig=None):
         with open(os.path.join(self.dir, f"{name}.log"), "a") as log:
@@ -78,7 +122,19 @@ class Cluster:
         self.schedulers[name] = (process, metrics_port)
         return process
 
+    def kubectl(self, *args):
+        """Runs the control plane's own kubectl (real clusters) as admin; returns the completed process."""
+        assert self.kind == "real", "kubectl() needs a real cluster"
+        bin_dir = os.environ.get("CONTROL_PLANE_BIN") or subprocess.run(
+            ["bash", os.path.join(os.path.dirname(REAL_CLUSTER), "build-control-plane.sh")],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True).stdout.splitlines()[-1]
+        return subprocess.run([os.path.join(bin_dir, "kubectl"), "--kubeconfig", self.kubeconfig, *args],
+                              capture_output=True, text=True, timeout=120)
+
     def server_log(self):
+        if self.kind == "real":
+            with open(os.path.join(self.cluster_dir, "logs", "kube-apiserver.log")) as f:
+                return f.read()
         self.log.flush()
         with open(os.path.join(self.dir, "dev-cluster.log")) as f:
             return f.read()
@@ -102,22 +158,30 @@ class Cluster:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
-        self.server.send_signal(signal.SIGTERM)
-        try:
-            self.server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.server.kill()
-            self.server.wait()
-        self.log.close()
+        if self.kind == "real":
+            if self.server:
+                subprocess.run(["bash", REAL_CLUSTER, "down", "--dir", self.cluster_dir],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+        elif self.server:
+            self.server.send_signal(signal.SIGTERM)
+            try:
+                self.server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait()
+            self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def dump_logs(self):
-        for name in ["dev-cluster", *self.schedulers]:
-            path = os.path.join(self.dir, f"{name}.log")
+        paths = [os.path.join(self.dir, f"{name}.log") for name in ["dev-cluster", "real-cluster-up", *self.schedulers]]
+        if self.kind == "real":
+            paths += [os.path.join(self.cluster_dir, "logs", f"{name}.log")
+                      for name in ["kube-apiserver", "kube-controller-manager", "kwok"]]
+        for path in paths:
             if os.path.exists(path):
                 with open(path) as f:
                     text = f.read()
-                print(f"----- {name} log (last 3000 characters) -----\n{text[-3000:]}", file=sys.stderr)
+                print(f"----- {path} (last 3000 characters) -----\n{text[-3000:]}", file=sys.stderr)
 
     # Objects -----------------------------------------------------------------------------------
 
@@ -134,6 +198,9 @@ class Cluster:
 
     def namespace(self, name):
         self.core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        if self.kind == "real":  # pods are admitted once the controller has made the default ServiceAccount
+            wait_for(f"the default ServiceAccount of {name}",
+                     lambda: self.core.read_namespaced_service_account("default", name), timeout=30)
 
     def pod_group(self, namespace, name, min_member, queue):
         body = {"apiVersion": "scheduling.tessera.dev/v1alpha1", "kind": "PodGroup",

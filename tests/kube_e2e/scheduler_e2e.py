@@ -1,5 +1,6 @@
-"""End-to-end tests of `tessera scheduler` against `tessera dev cluster`, driven through the
-official Kubernetes Python client. Usage: scheduler_e2e.py SCENARIO (see SCENARIOS below)."""
+"""End-to-end tests of `tessera scheduler` against `tessera dev cluster` or a real control plane
+(scripts/real-cluster.sh), driven through the official Kubernetes Python client.
+Usage: scheduler_e2e.py [--cluster dev|real] SCENARIO (see SCENARIOS below)."""
 import base64
 import os
 import signal
@@ -10,7 +11,7 @@ import time
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Cluster, condition, gpu_nodes, wait_for  # noqa: E402
+from harness import SKIP, Cluster, condition, gpu_nodes, real_control_plane_missing, wait_for  # noqa: E402
 
 
 def node_gpu_use(cluster, namespaces):
@@ -185,11 +186,12 @@ def watch_expiry(cluster):
     """The scheduler's watch expires while it is stopped; it relists (410 Gone) and goes on."""
     cluster.queue("team-a", 64)
     cluster.namespace("ml")
-    scheduler = cluster.start_scheduler("scheduler")
+    # The dev cluster ends every watch after 1 s; a real server ends them when the client asks.
+    scheduler = cluster.start_scheduler("scheduler", *(["--watch-timeout", "1"] if cluster.kind == "real" else []))
     cluster.pod("ml", "first", gpus=1, queue="team-a")
     wait_for("the first pod bound", lambda: "first" in cluster.bound("ml"))
     scheduler.send_signal(signal.SIGSTOP)
-    time.sleep(2.5)  # the server ends every watch after 1 s
+    time.sleep(2.5)
     for i in range(40):  # more events than the server's history of 20 keeps
         cluster.pod("ml", f"while-stopped-{i}", gpus=1, queue="team-a")
     scheduler.send_signal(signal.SIGCONT)
@@ -462,29 +464,186 @@ def faults(cluster):
     assert sum(injected.values()) > 0, injected
 
 
+RBAC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "rbac.yaml")
+
+
+def service_account_kubeconfig(cluster):
+    """A kubeconfig for the tessera-scheduler ServiceAccount of deploy/rbac.yaml (a bound token)."""
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+               "spec": {"expirationSeconds": 3600}}
+    token = cluster.core.create_namespaced_service_account_token("tessera-scheduler", "tessera-system",
+                                                                 request).status.token
+
+    def as_service_account(config):
+        config["users"][0]["user"] = {"token": token}
+    return edited_kubeconfig(cluster, "service-account.kubeconfig", as_service_account)
+
+
+def rbac(cluster):
+    """Everything in deploy/ passes the real server's validation (kubectl apply --dry-run=server).
+    The scheduler under the ServiceAccount of deploy/rbac.yaml, bound by exactly its rules,
+    binds, evicts, reports and leads; with any one rule left out, the operation that rule allows
+    fails with a log line that says which and why (so every rule is needed)."""
+    deploy = os.path.dirname(RBAC)
+    for namespace in ["tessera-system", "team-a", "team-b"]:  # a dry run creates no namespace for what follows
+        cluster.namespace(namespace)
+    dry_run = cluster.kubectl("apply", "--dry-run=server", "-f", os.path.join(deploy, "crds"), "-f", RBAC,
+                              "-f", os.path.join(deploy, "scheduler.yaml"), "-f", os.path.join(deploy, "examples"))
+    assert dry_run.returncode == 0, f"kubectl apply --dry-run=server of deploy/:\n{dry_run.stdout}{dry_run.stderr}"
+    with open(RBAC) as f:
+        documents = [d for d in yaml.safe_load_all(f) if d]
+    applied = cluster.kubectl("apply", "-f", RBAC)
+    assert applied.returncode == 0, f"kubectl apply -f deploy/rbac.yaml:\n{applied.stdout}{applied.stderr}"
+    role = next(d for d in documents if d["kind"] == "ClusterRole")
+    lease_role = next(d for d in documents if d["kind"] == "Role")
+    rbac_api = kubernetes.client.RbacAuthorizationV1Api(cluster.api)
+    kubeconfig = service_account_kubeconfig(cluster)
+
+    def grant(rules=None, lease_rules=None):
+        """The ClusterRole and the leader-election Role with these rules (deploy/rbac.yaml's when None)."""
+        body = dict(role, rules=role["rules"] if rules is None else rules)
+        body["metadata"] = dict(role["metadata"], resourceVersion=rbac_api.read_cluster_role(
+            role["metadata"]["name"]).metadata.resource_version)
+        rbac_api.replace_cluster_role(role["metadata"]["name"], body)
+        body = dict(lease_role, rules=lease_role["rules"] if lease_rules is None else lease_rules)
+        namespace = lease_role["metadata"]["namespace"]
+        body["metadata"] = dict(lease_role["metadata"], resourceVersion=rbac_api.read_namespaced_role(
+            lease_role["metadata"]["name"], namespace).metadata.resource_version)
+        rbac_api.replace_namespaced_role(lease_role["metadata"]["name"], namespace, body)
+        time.sleep(1)  # the authorizer's caches follow the roles through a watch
+
+    runs = 0
+
+    def scheduler(expected=None):
+        """Starts a replica as the ServiceAccount; with `expected`, waits for the log line that
+        has every one of those words and stops the replica."""
+        nonlocal runs
+        runs += 1
+        name = f"replica-{runs}"
+        process = cluster.start_scheduler(name, "--leader-elect", "--identity", name, "--lease-duration", "4",
+                                          "--renew-deadline", "3", "--retry-period", "0.25",
+                                          "--cache-sync-timeout", "30", kubeconfig=kubeconfig)
+        if expected is None:
+            return process
+        line = wait_for(f"{name}: a log line with {expected}", lambda: next(
+            (line for line in cluster.scheduler_log(name).splitlines() if all(w in line for w in expected)), None),
+            timeout=30)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=15)
+        return line
+
+    for name, deserved in [("team-a", 8), ("team-b", 8), ("team-c", 8)]:
+        cluster.queue(name, deserved)
+    for namespace in ["a", "b"]:
+        cluster.namespace(namespace)
+    for i in range(24):
+        cluster.pod("a", f"borrower-{i}", gpus=1, queue="team-a")
+    first = scheduler()
+    wait_for("team-a borrowing every GPU", lambda: len(cluster.bound("a")) == 24, timeout=60)
+    first.send_signal(signal.SIGTERM)
+    first.wait(timeout=15)
+
+    # Without pods/eviction, the reclaim for team-b's gang fails, and says so.
+    index = {(tuple(r["apiGroups"]), tuple(r["resources"])): i for i, r in enumerate(role["rules"])}
+    without = {key: role["rules"][:i] + role["rules"][i + 1:] for key, i in index.items()}
+    grant(without[(("",), ("pods/eviction",))])
+    cluster.pod_group("b", "job", 2, "team-b")
+    for i in range(2):
+        cluster.pod("b", f"job-{i}", gpus=4, group="job")
+    lines = [scheduler(["eviction of a/borrower-", "failed", "403", "Forbidden"])]
+
+    # With every rule: reclaim, bind, report, lead.
+    grant()
+    full = scheduler()
+    wait_for("team-b's gang bound through reclaim", lambda: len(cluster.bound("b")) == 2, timeout=60)
+    cluster.pod("b", "too-big", gpus=16, queue="team-b")
+    reported = wait_for("the pending pod's condition and event", lambda: (
+        (c := condition(cluster.pods("b")["too-big"], "PodScheduled")) and c.status == "False"
+        and any(e.reason == "FailedScheduling" for e in cluster.events("b")) and c))
+    assert reported.reason == "Unschedulable", reported
+    assert "Reclaimed" in {e.reason for e in cluster.events("a")}
+    wait_for("team-b's queue status", lambda: cluster.get_queue("team-b").get("status", {}).get("allocated"))
+    wait_for("the gang's PodGroup running",
+             lambda: cluster.get_pod_group("b", "job").get("status", {}).get("phase") == "Running")
+    log = cluster.scheduler_log(f"replica-{runs}")
+    assert "leading as" in log and "failed" not in log and "cannot sync" not in log, log
+    full.send_signal(signal.SIGTERM)
+    full.wait(timeout=15)
+
+    # Every other rule left out in turn, with something for it to allow waiting.
+    cluster.core.delete_namespaced_pod("borrower-0", "a", grace_period_seconds=0)
+    wait_for("a GPU freed", lambda: len(cluster.pods("a")) == 15)
+    cases = [
+        (("",), ("pods",), None, ["cannot sync", "pods", "403"]),
+        (("",), ("nodes",), None, ["cannot sync", "nodes", "403"]),
+        (("",), ("namespaces",), None, ["cannot sync", "namespaces", "403"]),
+        (("scheduling.tessera.dev",), ("queues", "podgroups"), None, ["cannot sync", "403"]),
+        (("",), ("pods/binding",), lambda n: cluster.pod("a", f"fits-{n}", gpus=1, queue="team-a"),
+         ["binding a/fits-", "failed", "403"]),
+        (("",), ("pods/status",), lambda n: cluster.pod("b", f"waits-{n}", gpus=16, queue="team-b"),
+         ["PodScheduled condition of pod b/", "failed", "403"]),
+        (("",), ("events",), lambda n: cluster.pod("b", f"waits-{n}", gpus=16, queue="team-b"),
+         ["FailedScheduling event of Pod b/", "failed", "403"]),
+        (("scheduling.tessera.dev",), ("queues/status", "podgroups/status"),
+         lambda n: cluster.queue(f"new-{n}", 1), ["status of Queue", "failed", "403"]),
+    ]
+    assert {(groups, resources) for groups, resources, _, _ in cases} | {(("",), ("pods/eviction",))} == set(index)
+    for n, (groups, resources, prepare, expected) in enumerate(cases):
+        grant(without[(groups, resources)])
+        if prepare:
+            prepare(n)
+        lines.append(scheduler(expected))
+    grant(lease_rules=[])
+    lines.append(scheduler(["leader election", "the lease tessera-system/tessera-scheduler failed", "403"]))
+    grant()
+    print("rbac: every rule of deploy/rbac.yaml is needed; without each one:\n  " + "\n  ".join(lines))
+
+
+# name: (test, nodes, flags of `tessera dev cluster` (None: the scenario needs a real control plane),
+# flags of kube-apiserver on a real control plane (None: it needs the dev cluster's fault injection)).
 SCENARIOS = {
-    "gang": (gang, gpu_nodes(4), []),
-    "reclaim": (reclaim, gpu_nodes(2), []),
-    "pdb": (pdb, gpu_nodes(1), []),
-    "failover": (failover, gpu_nodes(8), []),
-    "restart": (restart, gpu_nodes(30), []),
-    "watch-expiry": (watch_expiry, gpu_nodes(8), ["--watch-history", "20", "--max-watch-seconds", "1"]),
-    "reservation": (reservation, gpu_nodes(2), []),
-    "quiet-periods": (quiet_periods, gpu_nodes(2), ["--fault-idle-close", "1"]),
-    "bad-queues": (bad_queues, gpu_nodes(2), []),
-    "misconfigured": (misconfigured, gpu_nodes(1), []),
-    "pending-reports": (pending_reports, gpu_nodes(4), []),
+    "gang": (gang, gpu_nodes(4), [], []),
+    "reclaim": (reclaim, gpu_nodes(2), [], []),
+    "pdb": (pdb, gpu_nodes(1), [], []),
+    "failover": (failover, gpu_nodes(8), [], []),
+    "restart": (restart, gpu_nodes(30), [], []),
+    # On a real server pods are watched from etcd, whose history is compacted every second (a watch
+    # cache keeps minutes of history whatever its size).
+    "watch-expiry": (watch_expiry, gpu_nodes(8), ["--watch-history", "20", "--max-watch-seconds", "1"],
+                     ["--watch-cache-sizes=pods#0", "--etcd-compaction-interval=1s"]),
+    "reservation": (reservation, gpu_nodes(2), [], []),
+    "quiet-periods": (quiet_periods, gpu_nodes(2), ["--fault-idle-close", "1"], None),
+    "bad-queues": (bad_queues, gpu_nodes(2), [], []),
+    "misconfigured": (misconfigured, gpu_nodes(1), [], None),
+    "pending-reports": (pending_reports, gpu_nodes(4), [], []),
+    # The dev cluster lets every authenticated client do anything; RBAC needs the real authorizer.
+    "rbac": (rbac, gpu_nodes(3), None, []),
     "faults": (faults, gpu_nodes(8), ["--fault-seed", "7", "--fault-idle-close", "2", "--fault-drop", "0.05",
-                                      "--fault-errors", "0.05", "--fault-user-agent", "tessera"]),
+                                      "--fault-errors", "0.05", "--fault-user-agent", "tessera"], None),
 }
 
 
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in SCENARIOS:
-        print(f"usage: {sys.argv[0]} {{{','.join(SCENARIOS)}}}", file=sys.stderr)
+    args = sys.argv[1:]
+    kind = "dev"
+    if len(args) == 3 and args[0] == "--cluster" and args[1] in ("dev", "real"):
+        kind = args[1]
+        args = args[2:]
+    if len(args) != 1 or args[0] not in SCENARIOS:
+        print(f"usage: {sys.argv[0]} [--cluster dev|real] {{{','.join(SCENARIOS)}}}", file=sys.stderr)
         return 2
-    test, nodes, server_args = SCENARIOS[sys.argv[1]]
-    cluster = Cluster(nodes, *server_args)
+    name = args[0]
+    test, nodes, dev_flags, real_flags = SCENARIOS[name]
+    if kind == "real" and real_flags is None:
+        print(f"SKIP: {name} needs the dev cluster's fault injection", file=sys.stderr)
+        return SKIP
+    if kind == "dev" and dev_flags is None:
+        print(f"SKIP: {name} needs a real control plane (--cluster real)", file=sys.stderr)
+        return SKIP
+    if kind == "real" and real_control_plane_missing():
+        print(f"SKIP: {real_control_plane_missing()}", file=sys.stderr)
+        return SKIP
+    cluster = Cluster(nodes, *(real_flags if kind == "real" else dev_flags), kind=kind)
     try:
         test(cluster)
     except BaseException:
@@ -492,7 +651,7 @@ def main():
         raise
     finally:
         cluster.close()
-    print(f"{sys.argv[1]}: passed")
+    print(f"{name} ({kind} cluster): passed")
     return 0
 
 
