@@ -209,6 +209,28 @@ TEST_F(LeaderElectionTest, StepsDownWhenTheLeaseIsTakenOrCannotBeRenewed) {
   EXPECT_EQ(lost.load(), 2);  // once per loss
 }
 
+TEST_F(LeaderElectionTest, AFailingRenewalIsReportedOncePerCause) {
+  std::mutex reports_mutex;
+  std::vector<std::string> reports;
+  LeaderElectionConfig config = fast_config("replica-1");
+  config.on_failure = [&](const std::string& report) {
+    std::lock_guard lock(reports_mutex);
+    reports.push_back(report);
+  };
+  LeaderElector elector(client, config);
+  ASSERT_TRUE(elector.acquire(stop));
+  {
+    std::lock_guard lock(fake.mutex);
+    fake.fail_updates = true;
+  }
+  ASSERT_TRUE(wait_until([&] { return !elector.is_leader(); }, 10));
+  std::lock_guard lock(reports_mutex);
+  ASSERT_EQ(reports.size(), 1u) << "renewals failed about a dozen times with the same cause";
+  EXPECT_NE(reports[0].find("leader election: updating the lease tessera-system/tessera-scheduler failed: HTTP 500"),
+            std::string::npos)
+      << reports[0];
+}
+
 TEST(MicroTimeTest, FormatsUtcWithMicroseconds) {
   const auto time = std::chrono::system_clock::time_point(std::chrono::microseconds(1'795'255'200'123'456LL));
   EXPECT_EQ(format_micro_time(time), "2026-11-21T10:00:00.123456Z");

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -52,21 +53,29 @@ struct LeaderElector::Impl {
             {"leaseTransitions", transitions}};
   }
 
-  // Whether the call succeeded; a failure other than a lost race (409) goes to on_failure when
-  // its cause differs from the last one reported.
+  // Whether the call succeeded; a failure other than a lost race (409) goes to on_failure unless
+  // the last failure of the same operation had the same cause and none succeeded since.
   bool succeeded(const Result<ApiResponse>& response, const char* operation) {
-    if (response && response->ok()) return true;
+    if (response && response->ok()) {
+      std::lock_guard lock(failure_mutex);
+      last_failure.erase(operation);
+      return true;
+    }
     if (response && response->status == 409) return false;
     const std::string cause = response ? fmt::format("HTTP {} {}", response->status, response->reason())
                                        : response.error().message;
-    std::lock_guard lock(failure_mutex);
-    if (cause != last_failure && config.on_failure) {
+    {
+      std::lock_guard lock(failure_mutex);
+      auto [it, inserted] = last_failure.try_emplace(operation, cause);
+      if (!inserted && it->second == cause) return false;
+      it->second = cause;
+    }
+    if (config.on_failure) {
       config.on_failure(fmt::format("leader election: {} the lease {}/{} failed: {}", operation,
                                     config.lease_namespace, config.lease_name,
                                     response ? fmt::format("HTTP {}: {}", response->status, response->error_message())
                                              : cause));
     }
-    last_failure = cause;
     return false;
   }
 
@@ -207,7 +216,7 @@ struct LeaderElector::Impl {
   std::function<void()> on_lost;
 
   std::mutex failure_mutex;
-  std::string last_failure;  // the cause last reported to on_failure
+  std::map<std::string, std::string> last_failure;  // operation -> cause of its last failure reported
 
   std::mutex mutex;
   std::condition_variable renewal_stopped;
