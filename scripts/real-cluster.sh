@@ -367,6 +367,8 @@ controllers+=,cronjob-controller,disruption-controller,garbage-collector-control
 controllers+=,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller
 controllers+=,pod-garbage-collector-controller,ttl-after-finished-controller,endpointslice-controller
 controllers+=,resourcequota-controller,clusterrole-aggregation-controller
+# Takes off the not-ready taint the API server puts on every new node once KWOK reports it Ready.
+controllers+=,node-lifecycle-controller
 start kube-controller-manager "$bin/kube-controller-manager" \
   --kubeconfig="$dir/controller-manager.kubeconfig" \
   --authentication-kubeconfig="$dir/controller-manager.kubeconfig" \
