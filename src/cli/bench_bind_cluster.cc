@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "adapter/failure_log.h"
 #include "adapter/task_pool.h"
 #include "kube/api_client.h"
 #include "kube/informer.h"
@@ -52,23 +53,18 @@ struct SchedulerRun {
   std::string log_path;
 };
 
-std::string describe(const Result<kube::ApiResponse>& response) {
-  if (!response) return response.error().message;
-  return fmt::format("HTTP {}: {}", response->status, response->error_message());
-}
-
 // POSTs `body` unless it exists already (409).
 Status ensure(kube::ApiClient& client, const std::string& path, const json& body) {
   auto created = client.post(path, body);
   if (created && (created->ok() || created->status == 409)) return Ok{};
-  return Error{fmt::format("creating {} failed: {}", path, describe(created))};
+  return Error{fmt::format("creating {} failed: {}", path, adapter::failure_description(created))};
 }
 
 // Deletes every pod of the benchmark's namespace at once and waits until they are gone.
 Status delete_pods(kube::ApiClient& client) {
   const std::string pods = fmt::format("/api/v1/namespaces/{}/pods", kNamespace);
   auto deleted = client.del(pods + "?gracePeriodSeconds=0");
-  if (!deleted || !deleted->ok()) return Error{fmt::format("deleting the pods of {} failed: {}", kNamespace, describe(deleted))};
+  if (!deleted || !deleted->ok()) return Error{fmt::format("deleting the pods of {} failed: {}", kNamespace, adapter::failure_description(deleted))};
   const auto start = Clock::now();
   while (seconds_since(start) < 300) {
     auto listed = client.get(pods + "?limit=1");
@@ -104,7 +100,7 @@ Status create_pods(kube::ApiClient& client, const ClusterBindBenchOptions& optio
       if (!response || !response->ok()) {
         ++failures;
         std::lock_guard lock(error_mutex);
-        if (first_error.empty()) first_error = describe(response);
+        if (first_error.empty()) first_error = adapter::failure_description(response);
       }
     });
   }
