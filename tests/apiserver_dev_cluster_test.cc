@@ -22,10 +22,6 @@ DevClusterOptions dev_options() {
   return options;
 }
 
-json binding(const std::string& pod, const std::string& node) {
-  return {{"metadata", {{"name", pod}}}, {"target", {{"kind", "Node"}, {"name", node}}}};
-}
-
 std::string phase(TestClient& client, const std::string& pod) {
   Reply reply = client.get("/api/v1/namespaces/default/pods/" + pod);
   return reply.status == 404 ? "Gone" : reply.body["status"].value("phase", "");

@@ -7,13 +7,6 @@
 namespace tessera::apiserver::testing {
 namespace {
 
-json binding(const std::string& pod, const std::string& node) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Binding"},
-          {"metadata", {{"name", pod}}},
-          {"target", {{"kind", "Node"}, {"name", node}}}};
-}
-
 json eviction(const std::string& pod, const std::string& api_version = "policy/v1") {
   return {{"apiVersion", api_version}, {"kind", "Eviction"}, {"metadata", {{"name", pod}, {"namespace", "default"}}}};
 }

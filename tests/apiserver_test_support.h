@@ -134,6 +134,14 @@ inline json pod_manifest(const std::string& name, const json& labels = json::obj
 }
 
 // Waits up to `timeout` for `condition`, checking every 20 ms.
+// A pods/binding body for `pod` onto `node`.
+inline json binding(const std::string& pod, const std::string& node) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Binding"},
+          {"metadata", {{"name", pod}}},
+          {"target", {{"kind", "Node"}, {"name", node}}}};
+}
+
 inline bool eventually(const std::function<bool()>& condition,
                        std::chrono::seconds timeout = std::chrono::seconds(20)) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -13,7 +13,7 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-QueueTree tree_of(std::vector<QueueSpec> specs, ResourceNames resources = {"gpu", "cpu"}) {
+QueueTree gpu_cpu_tree(std::vector<QueueSpec> specs, ResourceNames resources = {"gpu", "cpu"}) {
   Result<QueueTree> tree = QueueTree::build(std::move(specs), std::move(resources));
   if (!tree) ADD_FAILURE() << tree.error().message;
   return std::move(tree).value();
@@ -59,7 +59,7 @@ TEST(QueueOrder, DominantShare) {
 TEST(QueueOrder, LowestDominantShareFirst) {
   // Fair shares gpu 4, cpu 16000 each. a: 0.5 (gpu), b: 0.75 (cpu), c: 0 (nothing yet),
   // d: holds a GPU although its GPU fair share is 0 -> +inf, last.
-  QueueTree tree = tree_of({leaf("a"), leaf("b"), leaf("c"), leaf("d")});
+  QueueTree tree = gpu_cpu_tree({leaf("a"), leaf("b"), leaf("c"), leaf("d")});
   FairShares shares = fair_shares({{4, 16000}, {4, 16000}, {4, 16000}, {0, 16000}});
   auto loads = allocations({{2, 4000}, {1, 12000}, {0, 0}, {1, 0}});
   EXPECT_EQ(names(tree, order_queues(tree, shares, loads)), (std::vector<std::string>{"c", "a", "b", "d"}));
@@ -69,7 +69,7 @@ TEST(QueueOrder, TiesByPriorityThenName) {
   // All at dominant share 0.5 (b and y through cpu); priority 2 first, then 1 (a before b by
   // name), then 0 (x before y). Infinity ties are broken the same way: inf-hi before inf-lo.
   QueueTree tree =
-      tree_of({leaf("y"), leaf("b", 1), leaf("x"), leaf("a", 1), leaf("top", 2), leaf("inf-lo", 0), leaf("inf-hi", 5)});
+      gpu_cpu_tree({leaf("y"), leaf("b", 1), leaf("x"), leaf("a", 1), leaf("top", 2), leaf("inf-lo", 0), leaf("inf-hi", 5)});
   FairShares shares = fair_shares({{4, 8}, {4, 8}, {4, 8}, {4, 8}, {4, 8}, {0, 8}, {0, 8}});
   auto loads = allocations({{0, 4}, {0, 4}, {2, 0}, {2, 1}, {2, 4}, {1, 0}, {1, 0}});
   EXPECT_EQ(names(tree, order_queues(tree, shares, loads)),
@@ -82,7 +82,7 @@ TEST(QueueOrder, OnlyLeavesWithFairSharesFromTheTree) {
   // p1 = p2 = 3. Allocated: p1 3 (share 1), p2 1 (1/3), solo 1 (1/2). The department is not
   // listed: only leaves hold workloads.
   QueueTree tree =
-      tree_of({QueueSpec{"dept", "", 0, {QueueQuota{6, 1, {}}}}, QueueSpec{"p1", "dept", 0, {QueueQuota{3, 1, {}}}},
+      gpu_cpu_tree({QueueSpec{"dept", "", 0, {QueueQuota{6, 1, {}}}}, QueueSpec{"p1", "dept", 0, {QueueQuota{3, 1, {}}}},
                QueueSpec{"p2", "dept", 0, {QueueQuota{3, 1, {}}}}, QueueSpec{"solo", "", 0, {QueueQuota{2, 1, {}}}}},
               {"gpu"});
   std::vector<QueueLoad> loads(4);
@@ -99,7 +99,7 @@ TEST(QueueOrder, OnlyLeavesWithFairSharesFromTheTree) {
 TEST(QueueOrder, WorkedExampleOfTheDocs) {
   // docs/fair-share.md: fair shares p1 8.5, p2 2, p3 4.5, q1 1; holding 4, 2, 6, 1 GPUs:
   // dominant shares 0.47, 1, 1.33, 1 -> p1, then p2 and q1 (tied, by name), then p3.
-  QueueTree tree = tree_of(
+  QueueTree tree = gpu_cpu_tree(
       {QueueSpec{"research", "", 0, {QueueQuota{10, 1, {}}}}, QueueSpec{"infer", "", 0, {QueueQuota{6, 1, {}}}},
        QueueSpec{"p1", "research", 0, {QueueQuota{4, 1, {}}}}, QueueSpec{"p2", "research", 0, {QueueQuota{4, 1, {}}}},
        QueueSpec{"p3", "research", 0, {QueueQuota{0, 1, {}}}}, QueueSpec{"q1", "infer", 0, {QueueQuota{6, 1, {}}}}},
@@ -135,7 +135,7 @@ TEST(QueueOrder, RandomOrdersAreSortedPermutationsOfTheLeaves) {
       const double allocated_gpu = static_cast<double>(rng() % 3);
       allocated.push_back({allocated_gpu, unit(rng) < 0.5 ? 0.0 : 1.0});
     }
-    QueueTree tree = tree_of(specs);
+    QueueTree tree = gpu_cpu_tree(specs);
     std::vector<QueueLoad> loads = allocations(allocated);
     const std::vector<QueueIndex> order = order_queues(tree, fair_shares(fair), loads);
     std::vector<QueueIndex> sorted = order;

@@ -24,6 +24,7 @@
 
 #include "adapter/failure_log.h"
 #include "adapter/task_pool.h"
+#include "cli/elapsed.h"
 #include "kube/api_client.h"
 #include "kube/informer.h"
 #include "kube/kubeconfig.h"
@@ -36,12 +37,10 @@ namespace tessera {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 constexpr const char* kNamespace = "tessera-bench";
 constexpr const char* kQueue = "tessera-bench";
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 struct SchedulerRun {
   std::string scheduler;

@@ -16,6 +16,7 @@
 #include "adapter/task_pool.h"
 #include "apiserver/dev_cluster.h"
 #include "cli/bench_bind_cluster.h"
+#include "cli/elapsed.h"
 #include "kube/api_client.h"
 #include "kube/informer.h"
 #include "policy/policy_registry.h"
@@ -27,7 +28,6 @@ namespace tessera {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 struct BindBenchOptions {
   int nodes = 1000;
@@ -53,7 +53,6 @@ struct BindRun {
   int bound = 0;
 };
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 double peak_rss_mib() {
   rusage usage{};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/bench_bind_command.h"
+#include "cli/elapsed.h"
 #include "cli/policy_list.h"
 #include "policy/policy_registry.h"
 #include "scheduler/cycle.h"
@@ -93,9 +94,6 @@ void add_timing_options(CLI::App* command, int& cycles, uint64_t& seed, std::str
                       "Also write the figures as JSON to this file (schema: docs/bench-json-schema.md)");
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // JSON figures: seconds to the microsecond, MiB and GPUs to 3 decimals.
 double micro(double seconds) { return std::round(seconds * 1e6) / 1e6; }

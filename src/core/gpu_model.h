@@ -11,6 +11,9 @@ namespace tessera {
 
 using GpuModelId = uint8_t;
 
+// The node label that carries a node's GPU model in the clusters Tessera reads and writes.
+inline constexpr std::string_view kGpuModelLabel = "tessera.dev/gpu-model";
+
 // A set of GPU models a pod may run on. Empty means "any model".
 class GpuModelSet {
  public:
@@ -46,6 +49,13 @@ class GpuModelCatalog {
   const std::string& name(GpuModelId id) const { return names_.at(id); }
   size_t size() const { return names_.size(); }
   const std::vector<std::string>& names() const { return names_; }
+  // "the cluster has: A100, H100", for errors about a model that is not among them.
+  std::string description() const {
+    if (names_.empty()) return "the cluster has no GPU models";
+    std::string text = "the cluster has: ";
+    for (size_t i = 0; i < names_.size(); ++i) text += (i == 0 ? "" : ", ") + names_[i];
+    return text;
+  }
 
  private:
   std::vector<std::string> names_;

@@ -17,8 +17,6 @@ namespace tessera {
 
 namespace {
 
-constexpr std::string_view kGpuModelLabel = "tessera.dev/gpu-model";
-
 // Per-row bounds. They are far above anything in the trace and keep sums over thousands of rows
 // well inside int64.
 constexpr int64_t kMaxCpuMilli = 1'000'000'000;      // a million cores
@@ -314,11 +312,6 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
-std::string catalog_description(const GpuModelCatalog& catalog) {
-  if (catalog.size() == 0) return "the cluster has no GPU models";
-  return fmt::format("the cluster has: {}", fmt::join(catalog.names(), ", "));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Node list.
 
@@ -440,7 +433,7 @@ Result<GpuModelSet> read_gpu_spec(const CsvRecord& record, const GpuModelCatalog
     std::optional<GpuModelId> id = catalog.find(model);
     if (!id) {
       return record.error(kGpuSpec, fmt::format("unknown GPU model '{}' in gpu_spec; {} (expected one of them)", model,
-                                                catalog_description(catalog)));
+                                                catalog.description()));
     }
     allowed.add(*id);
   }

@@ -128,8 +128,6 @@ std::optional<int64_t> parse_memory_bytes(std::string_view text) { return parse_
 
 namespace {
 
-constexpr std::string_view kGpuModelLabel = "tessera.dev/gpu-model";
-
 // Bounds that keep a mistyped number from asking for billions of objects.
 constexpr int64_t kMaxCount = 100'000;
 constexpr int64_t kMaxNodes = 100'000;
@@ -650,11 +648,6 @@ ClusterPart read_cluster(Problems& problems, const YAML::Node& node, const Place
   return {std::move(cluster), ""};
 }
 
-std::string catalog_description(const GpuModelCatalog& catalog) {
-  if (catalog.size() == 0) return "the cluster has no GPU models";
-  return fmt::format("the cluster has: {}", fmt::join(catalog.names(), ", "));
-}
-
 // ----- Queues -----
 
 // A number >= 0, or nullopt when absent or wrong.
@@ -732,7 +725,7 @@ std::optional<std::pair<ResourceId, QuotaUnit>> quota_resource(Problems& problem
   if (cluster != nullptr && !cluster->models.find(model)) {
     problems.report(key.Mark(), field,
                     fmt::format("unknown GPU model {}; {} (expected one of them)", in_quotes(model),
-                                catalog_description(cluster->models)));
+                                cluster->models.description()));
     return std::nullopt;
   }
   const size_t standard = ResourceNames::standard().size();
@@ -916,7 +909,7 @@ GpuModelSet read_gpu_models(const YamlMap& pod, const GpuModelCatalog* catalog) 
     if (!id) {
       pod.problems().report(items[i].Mark(), item_path(path, i),
                             fmt::format("unknown GPU model {}; {} (expected one of them)", in_quotes(*model),
-                                        catalog_description(*catalog)));
+                                        catalog->description()));
       continue;
     }
     allowed.add(*id);

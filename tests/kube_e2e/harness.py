@@ -197,7 +197,12 @@ class Cluster:
         return self.custom.create_cluster_custom_object("scheduling.tessera.dev", "v1alpha1", "queues", body)
 
     def namespace(self, name):
-        self.core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        """Creates the namespace unless the cluster has it (the dev cluster starts with tessera-system)."""
+        try:
+            self.core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        except kubernetes.client.exceptions.ApiException as error:
+            if error.status != 409:
+                raise
         if self.kind == "real":  # pods are admitted once the controller has made the default ServiceAccount
             wait_for(f"the default ServiceAccount of {name}",
                      lambda: self.core.read_namespaced_service_account("default", name), timeout=30)
