@@ -41,7 +41,6 @@ using nlohmann::json;
 constexpr const char* kNamespace = "tessera-bench";
 constexpr const char* kQueue = "tessera-bench";
 
-
 struct SchedulerRun {
   std::string scheduler;
   double create_seconds = 0;  // making the pending pods, before the scheduler starts

@@ -53,7 +53,6 @@ struct BindRun {
   int bound = 0;
 };
 
-
 double peak_rss_mib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

@@ -94,7 +94,6 @@ void add_timing_options(CLI::App* command, int& cycles, uint64_t& seed, std::str
                       "Also write the figures as JSON to this file (schema: docs/bench-json-schema.md)");
 }
 
-
 // JSON figures: seconds to the microsecond, MiB and GPUs to 3 decimals.
 double micro(double seconds) { return std::round(seconds * 1e6) / 1e6; }
 double milli(double value) { return std::round(value * 1e3) / 1e3; }
