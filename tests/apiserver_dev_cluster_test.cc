@@ -9,6 +9,7 @@
 #include "apiserver/kubeconfig_writer.h"
 #include "apiserver/node_objects.h"
 #include "apiserver_test_support.h"
+#include "sim/scenario_loader.h"
 
 namespace tessera::apiserver::testing {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 DevClusterOptions dev_options() {
   DevClusterOptions options;
   options.server = plain_options();
-  options.nodes_file = std::string(TESSERA_SOURCE_DIR) + "/clusters/dev-cluster.yaml";
+  options.nodes = load_cluster(std::string(TESSERA_SOURCE_DIR) + "/clusters/dev-cluster.yaml").value();
   options.kubelet_options.pod_start_delay = std::chrono::milliseconds(100);
   options.kubelet_options.termination_delay = std::chrono::milliseconds(200);
   return options;
@@ -59,13 +60,10 @@ TEST(DevClusterTest, NodesComeFromTheClusterFile) {
   EXPECT_EQ(client.get("/apis/scheduling.tessera.dev/v1alpha1/namespaces/default/podgroups").status, 200);
 }
 
-TEST(DevClusterTest, BadClusterFileIsAnError) {
-  DevClusterOptions options = dev_options();
-  options.nodes_file = "/nonexistent/cluster.yaml";
-  DevCluster cluster(options);
-  Status started = cluster.start();
-  ASSERT_FALSE(started.ok());
-  EXPECT_NE(started.error().message.find("/nonexistent/cluster.yaml"), std::string::npos);
+TEST(DevClusterTest, BadClusterFileIsAnErrorNamingIt) {
+  auto nodes = load_cluster("/nonexistent/cluster.yaml");
+  ASSERT_FALSE(nodes.ok());
+  EXPECT_NE(nodes.error().message.find("/nonexistent/cluster.yaml"), std::string::npos);
 }
 
 TEST(DevClusterTest, KubeletRunsCompletesAndRemovesPods) {

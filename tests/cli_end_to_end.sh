@@ -137,6 +137,19 @@ for args in "scheduler --retry-period 0.001" "sim --cycle-interval abc" "sim --n
   [[ $status -eq 2 ]] || fail "'tessera $args' exited $status (expected 2)"
 done
 
+# The lean tessera-scheduler binary: the scheduler's flags at its top level, the same errors.
+if [[ -n "${TESSERA_SCHEDULER:-}" ]]; then
+  "$TESSERA_SCHEDULER" --version | grep -q "tessera-scheduler 0.1.0" || fail "tessera-scheduler --version"
+  "$TESSERA_SCHEDULER" --help | grep -q -- "--leader-elect" || fail "tessera-scheduler --help lists no --leader-elect"
+  output="$("$TESSERA_SCHEDULER" --kubeconfig "$work/missing.kubeconfig" 2>&1)"; status=$?
+  [[ $status -eq 2 && "$output" == *"kubeconfig: cannot read $work/missing.kubeconfig"* ]] ||
+    fail "tessera-scheduler with a missing kubeconfig exited $status: $output"
+  "$TESSERA_SCHEDULER" --retry-period 0.001 > /dev/null 2>&1; status=$?
+  [[ $status -eq 2 ]] || fail "'tessera-scheduler --retry-period 0.001' exited $status (expected 2)"
+  "$TESSERA_SCHEDULER" sim > /dev/null 2>&1; status=$?
+  [[ $status -eq 2 ]] || fail "'tessera-scheduler sim' exited $status (it has no simulator: expected 2)"
+fi
+
 # A pod list without GPU pods cannot reach arrival mode's GPU target: an error, not a hang.
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\np0,1000,1024,0,0,,0,10\n' \
   > cpu-only.csv

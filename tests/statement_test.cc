@@ -64,6 +64,55 @@ TEST(Statement, DestructionWithoutCommitRollsBack) {
   EXPECT_TRUE(cluster.binding(a).has_value());
 }
 
+// Records what a statement tells its listener, as "+pod@node" (bound) and "-pod@node" (unbound).
+class RecordingListener : public StatementListener {
+ public:
+  void bound(PodId pod, const Binding& binding) override { told.push_back(fmt::format("+{}@{}", pod, binding.node)); }
+  void unbound(PodId pod, const Binding& binding) override {
+    told.push_back(fmt::format("-{}@{}", pod, binding.node));
+  }
+  std::vector<std::string> told;
+};
+
+TEST(Statement, TellsItsListenerOfEveryChangeAndEveryUndoing) {
+  ClusterState cluster(uniform_cluster(2, 4));
+  PodId a = cluster.add_pod(pod("a", 1000, GpuRequest::whole(1)));
+  PodId b = cluster.add_pod(pod("b", 1000, GpuRequest::whole(1)));
+  PodId c = cluster.add_pod(pod("c", 1000, GpuRequest::whole(1)));
+  cluster.bind(a, Binding{0, {0}, 1000});
+  RecordingListener listener;
+  {
+    Statement statement(cluster, &listener);
+    statement.evict(a);
+    statement.allocate(b, Binding{1, {0}, 1000});
+    const Statement::Checkpoint checkpoint = statement.checkpoint();
+    statement.allocate(c, Binding{1, {1}, 1000});
+    statement.rollback(checkpoint);
+    EXPECT_EQ(listener.told, (std::vector<std::string>{"-0@0", "+1@1", "+2@1", "-2@1"}));
+    listener.told.clear();
+  }  // destroyed uncommitted: undone newest first, and told
+  EXPECT_EQ(listener.told, (std::vector<std::string>{"-1@1", "+0@0"}));
+  listener.told.clear();
+  {
+    Statement statement(cluster, &listener);
+    statement.allocate(b, Binding{1, {0}, 1000});
+    statement.commit();
+  }  // committed: nothing more to tell
+  EXPECT_EQ(listener.told, (std::vector<std::string>{"+1@1"}));
+}
+
+TEST(ClusterState, FitsChecksCpuMemoryAndEachDevicesShare) {
+  ClusterState cluster(uniform_cluster(1, 2));
+  PodId whole = cluster.add_pod(pod("whole", 1000, GpuRequest::whole(1)));
+  PodId portion = cluster.add_pod(pod("portion", 1000, GpuRequest::portion(300)));
+  cluster.bind(whole, Binding{0, {0}, 1000});
+  EXPECT_FALSE(cluster.fits(portion, Binding{0, {0}, 300}));  // the device is taken
+  EXPECT_TRUE(cluster.fits(portion, Binding{0, {1}, 300}));
+  EXPECT_FALSE(cluster.fits(portion, Binding{0, {2}, 300}));  // no such device
+  PodId hungry = cluster.add_pod(pod("hungry", cluster.node_spec(0).allocatable.cpu_milli + 1, GpuRequest::none()));
+  EXPECT_FALSE(cluster.fits(hungry, Binding{0, {}, 0}));
+}
+
 TEST(Gang, AllOrNothing) {
   // Two nodes of 4 GPUs: a gang of three 3-GPU pods cannot fit (only two such pods fit).
   ClusterState cluster(uniform_cluster(2, 4));

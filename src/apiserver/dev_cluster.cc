@@ -5,7 +5,6 @@
 #include "apiserver/embedded_crds.h"
 #include "apiserver/node_objects.h"
 #include "apiserver/timestamps.h"
-#include "sim/scenario_loader.h"
 
 namespace tessera::apiserver {
 
@@ -19,15 +18,7 @@ DevCluster::DevCluster(DevClusterOptions options) : options_(std::move(options))
 DevCluster::~DevCluster() { stop(); }
 
 Status DevCluster::start() {
-  std::shared_ptr<const ClusterSpec> cluster;
-  if (!options_.nodes_file.empty()) {
-    ScenarioRequest request;
-    request.cluster = options_.nodes_file;
-    request.workload_given = false;
-    Result<Scenario> scenario = load_scenario(request);
-    if (!scenario) return scenario.error();
-    cluster = scenario->cluster;
-  }
+  const std::shared_ptr<const ClusterSpec>& cluster = options_.nodes;
   Result<std::vector<nlohmann::json>> crds = std::vector<nlohmann::json>{};
   if (options_.install_crds) {
     crds = embedded_crds();
@@ -50,8 +41,7 @@ Status DevCluster::start() {
       ApiResult<ObjectPtr> created =
           api.create(*node_type, "", node_object(cluster->nodes[i], cluster->models, i, now));
       if (!created) {
-        return Error{
-            fmt::format("{}: node {}: {}", options_.nodes_file, cluster->nodes[i].name, created.error().message)};
+        return Error{fmt::format("node {}: {}", cluster->nodes[i].name, created.error().message)};
       }
     }
     node_count_ = cluster->nodes.size();

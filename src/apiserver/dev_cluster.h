@@ -1,7 +1,7 @@
 // The local playground behind `tessera dev cluster`: the API server with simulated GPU nodes
-// (from a cluster file, as `tessera sim` reads them), Tessera's CRDs preinstalled, and simulated
-// kubelets that run bound pods. A library class so that tests and benchmarks can run it in
-// process.
+// (a cluster description, which the caller reads from a file as `tessera sim` does), Tessera's
+// CRDs preinstalled, and simulated kubelets that run bound pods. A library class so that tests
+// and benchmarks can run it in process.
 #pragma once
 
 #include <memory>
@@ -9,13 +9,14 @@
 
 #include "apiserver/api_server.h"
 #include "apiserver/kubelet_simulator.h"
+#include "core/cluster.h"
 #include "core/result.h"
 
 namespace tessera::apiserver {
 
 struct DevClusterOptions {
   ApiServerOptions server = {};
-  std::string nodes_file;  // builtin:NAME, an Alibaba node-list CSV or a scenario YAML; empty: no nodes
+  std::shared_ptr<const ClusterSpec> nodes;  // null: no nodes
   bool install_crds = true;
   bool kubelet = true;
   KubeletOptions kubelet_options = {};
@@ -26,7 +27,7 @@ class DevCluster {
   explicit DevCluster(DevClusterOptions options);
   ~DevCluster();
 
-  // Reads the nodes (an error names the file), then starts the server and creates everything.
+  // Starts the server and creates everything (an error names the node it could not create).
   Status start();
   void stop();
 

@@ -22,6 +22,7 @@
 #include "policy/policy_registry.h"
 #include "policy/workload_mix.h"
 #include "sim/html_report.h"
+#include "sim/scenario_loader.h"
 
 namespace tessera {
 
@@ -75,12 +76,13 @@ Result<BindRun> run_once(const BindBenchOptions& options) {
         "      gpu_model: A100\n      gpu_memory: 80Gi\n",
         options.nodes);
   }
-  apiserver::DevClusterOptions cluster_options;
-  cluster_options.nodes_file = nodes_file.string();
-  apiserver::DevCluster cluster(cluster_options);
-  const Status started = cluster.start();
+  auto nodes = load_cluster(nodes_file.string());
   std::filesystem::remove(nodes_file);
-  if (!started) return started.error();
+  if (!nodes) return nodes.error();
+  apiserver::DevClusterOptions cluster_options;
+  cluster_options.nodes = std::move(*nodes);
+  apiserver::DevCluster cluster(cluster_options);
+  if (Status started = cluster.start(); !started) return started.error();
 
   const auto kubeconfig = cluster.server().kubeconfig();
   kube::ClientConfig config;

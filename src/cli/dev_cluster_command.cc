@@ -10,6 +10,7 @@
 #include <string>
 
 #include "apiserver/dev_cluster.h"
+#include "sim/scenario_loader.h"
 
 namespace tessera {
 
@@ -61,7 +62,14 @@ int run_dev_cluster(const DevClusterFlags& flags) {
     options.server.request_log = [](const std::string& line) { std::fputs(fmt::format("{}\n", line).c_str(), stderr); };
   }
   options.server.faults = flags.faults;
-  options.nodes_file = flags.nodes;
+  if (!flags.nodes.empty()) {
+    auto nodes = load_cluster(flags.nodes);
+    if (!nodes) {
+      std::fputs(fmt::format("error: {}\n", nodes.error().message).c_str(), stderr);
+      return 2;
+    }
+    options.nodes = std::move(*nodes);
+  }
   options.install_crds = !flags.no_crds;
   options.kubelet = !flags.no_kubelet;
   options.kubelet_options.pod_start_delay = milliseconds(flags.pod_start_seconds);
@@ -76,7 +84,9 @@ int run_dev_cluster(const DevClusterFlags& flags) {
 
   apiserver::DevCluster cluster(options);
   if (Status started = cluster.start(); !started) {
-    std::fputs(fmt::format("error: {}\n", started.error().message).c_str(), stderr);
+    std::fputs(fmt::format("error: {}{}\n", flags.nodes.empty() ? "" : flags.nodes + ": ", started.error().message)
+                   .c_str(),
+               stderr);
     return 2;
   }
   apiserver::ApiServer& server = cluster.server();

@@ -77,10 +77,8 @@ int run_scheduler(SchedulerCommandOptions options) {
 
 }  // namespace
 
-void add_scheduler_command(CLI::App& app, int& exit_code) {
+void add_scheduler_options(CLI::App* command, int& exit_code) {
   auto options = std::make_shared<SchedulerCommandOptions>();
-  CLI::App* command =
-      app.add_subcommand("scheduler", "Schedule the pods of a Kubernetes cluster that name schedulerName: tessera");
   command->add_option("--kubeconfig", options->kubeconfig,
                       "Kubeconfig file; default $KUBECONFIG, ~/.kube/config, else the in-cluster service account");
   command->add_option("--context", options->context, "Kubeconfig context; default its current-context");
@@ -147,6 +145,10 @@ void add_scheduler_command(CLI::App& app, int& exit_code) {
     }
     exit_code = run_scheduler(*options);
   });
+}
+
+void add_scheduler_command(CLI::App& app, int& exit_code) {
+  add_scheduler_options(app.add_subcommand("scheduler", kSchedulerDescription), exit_code);
 }
 
 }  // namespace tessera

@@ -1,6 +1,7 @@
 #include "engine/cluster_state.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 #include <tuple>
 
@@ -92,8 +93,22 @@ PodId ClusterState::add_pod(PodSpec pod) {
   return static_cast<PodId>(pods_.size() - 1);
 }
 
+bool ClusterState::fits(PodId id, const Binding& binding) const {
+  const NodeState& state = node_state(binding.node);
+  const PodSpec& spec = pod(id);
+  if (state.free.cpu_milli < spec.request.cpu_milli || state.free.memory_bytes < spec.request.memory_bytes)
+    return false;
+  for (int16_t device : binding.devices) {
+    if (device < 0 || static_cast<size_t>(device) >= state.gpu_used_milli.size() ||
+        state.gpu_used_milli[static_cast<size_t>(device)] + binding.milli_per_device > kMilliPerGpu)
+      return false;
+  }
+  return true;
+}
+
 void ClusterState::bind(PodId id, Binding binding) {
   PodEntry& entry = pods_[static_cast<size_t>(id)];
+  assert(!entry.binding && "binding a bound pod");
   NodeState& state = states_[static_cast<size_t>(binding.node)];
   state.apply(entry.spec, binding);
   gpu_free_milli_[static_cast<size_t>(binding.node)] = state.gpu_free_total();
@@ -114,6 +129,7 @@ void ClusterState::reserve(NodeIndex node, NodeReservation reservation) {
 
 Binding ClusterState::unbind(PodId id) {
   PodEntry& entry = pods_[static_cast<size_t>(id)];
+  assert(entry.binding && "unbinding a pod that is not bound");
   Binding binding = std::move(*entry.binding);
   entry.binding.reset();
   NodeState& state = states_[static_cast<size_t>(binding.node)];

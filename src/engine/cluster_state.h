@@ -72,9 +72,14 @@ class ClusterState {
   const PodSpec& pod(PodId id) const { return pods_[static_cast<size_t>(id)].spec; }
   const std::optional<Binding>& binding(PodId id) const { return pods_[static_cast<size_t>(id)].binding; }
 
-  // Precondition: the binding is feasible (the placer or a statement checked it).
+  // Whether the node has the pod's CPU and memory free, and each of the binding's devices its
+  // share: what bind would otherwise overcommit (the placer checks the rest: taints, selectors).
+  bool fits(PodId id, const Binding& binding) const;
+  // Precondition (asserted in debug builds): the pod is unbound. The binding need not fit: a
+  // snapshot records what a cluster shows, overcommitted or not; the engine's own placements
+  // go through a statement, which checks.
   void bind(PodId id, Binding binding);
-  // Returns the binding the pod had. Precondition: the pod is bound.
+  // Returns the binding the pod had. Precondition (asserted in debug builds): the pod is bound.
   Binding unbind(PodId id);
 
   const ClusterTotals& totals() const { return totals_; }

@@ -18,18 +18,30 @@ struct Operation {
   Binding binding;  // the new binding (allocate) or the one given up (evict)
 };
 
+// Told of every change a statement makes to the cluster, undoing included, so that books kept
+// beside the cluster (a cycle's queue ledger) follow it without each caller having to post to them.
+class StatementListener {
+ public:
+  virtual void bound(PodId pod, const Binding& binding) = 0;
+  virtual void unbound(PodId pod, const Binding& binding) = 0;
+
+ protected:
+  ~StatementListener() = default;
+};
+
 class Statement {
  public:
   using Checkpoint = size_t;
 
-  explicit Statement(ClusterState& cluster) : cluster_(cluster) {}
+  explicit Statement(ClusterState& cluster, StatementListener* listener = nullptr)
+      : cluster_(cluster), listener_(listener) {}
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
   ~Statement() { rollback(0); }
 
-  // Precondition: the pod is unbound and the binding is feasible.
+  // Preconditions (asserted in debug builds): the pod is unbound and the binding fits.
   void allocate(PodId pod, Binding binding);
-  // Precondition: the pod is bound.
+  // Precondition (asserted in debug builds): the pod is bound.
   void evict(PodId pod);
 
   Checkpoint checkpoint() const { return operations_.size(); }
@@ -40,9 +52,11 @@ class Statement {
 
   const std::vector<Operation>& operations() const { return operations_; }
   const ClusterState& cluster() const { return cluster_; }
+  const StatementListener* listener() const { return listener_; }
 
  private:
   ClusterState& cluster_;
+  StatementListener* listener_;
   std::vector<Operation> operations_;
 };
 

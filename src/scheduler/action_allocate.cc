@@ -35,7 +35,7 @@ void grow_elastic_workloads(CycleContext& context) {
   }
   QueuePicker picker(context, elastic);
   for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
-    Statement statement(context.cluster());
+    Statement statement = context.open_statement();
     place_extras(context, statement, id, context.key_resources(id));
     if (!statement.operations().empty()) context.commit(statement, Action::kAllocate, -1);
   }
@@ -70,7 +70,7 @@ void allocate(CycleContext& context) {
       context.reason(id) = known->second;
       continue;
     }
-    Statement statement(context.cluster());
+    Statement statement = context.open_statement();
     PendingReason reason;
     reason.gang_size = workload.min_member();
     if (!context.place_gang(statement, workload.gang(), &reason.nodes, context.pass_for(id))) {

@@ -86,39 +86,47 @@ double reclaim_min_runtime(const QueueTree& tree, QueueIndex queue) {
   return inherited(tree, queue, &QueueSpec::reclaim_min_runtime_seconds);
 }
 
-Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
-  const auto cycle_start = std::chrono::steady_clock::now();
+namespace {
+
+// What every queue holds and asks for at the start of the cycle, from the snapshot.
+struct StartingLoads {
+  std::vector<QueueLoad> loads;                 // per queue: demand, allocation, recent usage
+  std::vector<ResourceVector> non_preemptible;  // per queue: what its non-preemptible work holds
+};
+
+// Per leaf: whether some queue on its path has a limit (only then can a gang pass one).
+std::vector<char> limited_leaves(const QueueTree& tree) {
+  std::vector<char> limited(tree.size(), 0);
+  for (QueueIndex leaf : tree.leaves()) {
+    for (QueueIndex queue = leaf; queue != QueueTree::kNoParent && !limited[leaf]; queue = tree.parent(queue)) {
+      for (ResourceId r = 0; r < tree.resource_count(); ++r) limited[leaf] |= tree.quota(queue, r).limit ? 1 : 0;
+    }
+  }
+  return limited;
+}
+
+Result<StartingLoads> measure_loads(const CycleInputs& inputs) {
   const QueueTree& tree = inputs.queues;
   const ResourceMeter& meter = inputs.meter;
-  if (meter.resource_count() != tree.resource_count()) {
-    return Error{fmt::format("the resource meter counts {} resources but the queue tree has {}", meter.resource_count(),
-                             tree.resource_count())};
-  }
-  // The snapshot: what every leaf holds and asks for.
   const size_t resources = tree.resource_count();
-  std::vector<QueueLoad> loads(tree.size());
-  std::vector<ResourceVector> non_preemptible(tree.size(), ResourceVector(resources, 0.0));
-  for (QueueLoad& load : loads) {
+  StartingLoads measured{std::vector<QueueLoad>(tree.size()),
+                         std::vector<ResourceVector>(tree.size(), ResourceVector(resources, 0.0))};
+  for (QueueLoad& load : measured.loads) {
     load.demand.assign(resources, 0.0);
     load.allocated.assign(resources, 0.0);
     if (!inputs.recent_usage.empty()) load.recent_usage.assign(resources, 0.0);
   }
   for (QueueIndex queue = 0; queue < tree.size() && queue < inputs.recent_usage.size(); ++queue) {
-    loads[queue].recent_usage = inputs.recent_usage[queue];
+    measured.loads[queue].recent_usage = inputs.recent_usage[queue];
   }
-  std::vector<char> limited(tree.size(), 0);  // per leaf: some queue on its path has a limit
-  for (QueueIndex leaf : tree.leaves()) {
-    for (QueueIndex queue = leaf; queue != QueueTree::kNoParent && !limited[leaf]; queue = tree.parent(queue)) {
-      for (ResourceId r = 0; r < resources; ++r) limited[leaf] |= tree.quota(queue, r).limit ? 1 : 0;
-    }
-  }
+  const std::vector<char> limited = limited_leaves(tree);
   for (WorkloadId id : inputs.workloads.active()) {
     const Workload& workload = inputs.workloads[id];
     if (workload.queue >= tree.size() || !tree.is_leaf(workload.queue)) {
       return Error{
           fmt::format("workload '{}' is in queue {}, which is not a leaf queue", workload.spec.name, workload.queue)};
     }
-    QueueLoad& load = loads[workload.queue];
+    QueueLoad& load = measured.loads[workload.queue];
     // A pending workload that alone passes a limit on its queue's path can never run: its
     // request would only take fair share from the queues that can use it.
     if (limited[workload.queue] && inputs.workloads.is_pending(id, inputs.cluster) &&
@@ -129,23 +137,17 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
       if (const auto& binding = inputs.cluster.binding(pod)) {
         meter.add_bound(spec, *binding, load.demand);
         meter.add_bound(spec, *binding, load.allocated);
-        if (!workload.spec.preemptible) meter.add_bound(spec, *binding, non_preemptible[workload.queue]);
+        if (!workload.spec.preemptible) meter.add_bound(spec, *binding, measured.non_preemptible[workload.queue]);
       } else {
         meter.add_pending(spec, load.demand);
       }
     }
   }
-  const auto fair_share_start = std::chrono::steady_clock::now();
-  auto shares = compute_fair_shares(tree, meter.capacity(), loads, options.fair_share);
-  if (!shares) return shares.error();
-  const double fair_share_seconds = seconds_since(fair_share_start);
+  return measured;
+}
 
-  CycleContext context(inputs, options, std::move(*shares), std::move(loads), std::move(non_preemptible));
-  context.result().fair_share_seconds = fair_share_seconds;
-  // A reservation's due time is read afresh: what runs on its nodes changed since the last cycle.
-  std::vector<Reservation> reservations_in_force = valid_reservations(inputs);
-  set_due_times(context, reservations_in_force);
-  context.set_reservations(std::move(reservations_in_force));
+// The actions in their order, each timed, then the new reservations.
+void run_actions(CycleContext& context, const CycleOptions& options) {
   auto timed = [&](Action action, void (*run)(CycleContext&)) {
     const auto start = std::chrono::steady_clock::now();
     run(context);
@@ -160,6 +162,31 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
   const auto reserve_start = std::chrono::steady_clock::now();
   reserve(context);
   context.result().reserve_seconds = seconds_since(reserve_start);
+}
+
+}  // namespace
+
+Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
+  const auto cycle_start = std::chrono::steady_clock::now();
+  if (inputs.meter.resource_count() != inputs.queues.resource_count()) {
+    return Error{fmt::format("the resource meter counts {} resources but the queue tree has {}",
+                             inputs.meter.resource_count(), inputs.queues.resource_count())};
+  }
+  auto measured = measure_loads(inputs);
+  if (!measured) return measured.error();
+  const auto fair_share_start = std::chrono::steady_clock::now();
+  auto shares = compute_fair_shares(inputs.queues, inputs.meter.capacity(), measured->loads, options.fair_share);
+  if (!shares) return shares.error();
+  const double fair_share_seconds = seconds_since(fair_share_start);
+
+  CycleContext context(inputs, options, std::move(*shares), std::move(measured->loads),
+                       std::move(measured->non_preemptible));
+  context.result().fair_share_seconds = fair_share_seconds;
+  // A reservation's due time is read afresh: what runs on its nodes changed since the last cycle.
+  std::vector<Reservation> reservations_in_force = valid_reservations(inputs);
+  set_due_times(context, reservations_in_force);
+  context.set_reservations(std::move(reservations_in_force));
+  run_actions(context, options);
   context.finish_result();
   // The marks are state of this cycle: the caller hands the reservations to the next one.
   std::vector<Reservation> reservations = context.reservations();

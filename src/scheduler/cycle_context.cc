@@ -1,6 +1,7 @@
 #include "scheduler/cycle_context.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <map>
 
@@ -96,25 +97,6 @@ void CycleContext::post(PodId pod, const Binding& binding, bool placed) {
   }
 }
 
-void CycleContext::allocate(Statement& statement, PodId pod, Binding binding) {
-  post(pod, binding, true);
-  statement.allocate(pod, std::move(binding));
-}
-
-void CycleContext::evict(Statement& statement, PodId pod) {
-  post(pod, *cluster().binding(pod), false);
-  statement.evict(pod);
-}
-
-void CycleContext::rollback(Statement& statement, Statement::Checkpoint checkpoint) {
-  const auto& operations = statement.operations();
-  for (size_t i = operations.size(); i > checkpoint; --i) {
-    const Operation& operation = operations[i - 1];
-    post(operation.pod, operation.binding, operation.kind == Operation::Kind::kEvict);
-  }
-  statement.rollback(checkpoint);
-}
-
 PlacementPass CycleContext::pass_for(WorkloadId workload) const {
   const double limit = inputs_.workloads[workload].spec.time_limit_seconds;
   return {workload, limit > 0 ? now() + limit : kNeverDue};
@@ -138,15 +120,6 @@ void CycleContext::set_reservations(std::vector<Reservation> reservations) {
   }
 }
 
-bool CycleContext::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why,
-                              const PlacementPass& pass) {
-  const Statement::Checkpoint start = statement.checkpoint();
-  if (!placer().place_gang(statement, pods, why, pass)) return false;  // the placer rolled itself back
-  const auto& operations = statement.operations();
-  for (size_t i = start; i < operations.size(); ++i) post(operations[i].pod, operations[i].binding, true);
-  return true;
-}
-
 ResourceVector CycleContext::unit_amount(const VictimUnit& unit) const {
   ResourceVector total(inputs_.meter.resource_count(), 0.0);
   for (PodId pod : unit_pods(unit)) {
@@ -165,6 +138,7 @@ std::vector<PodId> CycleContext::unit_pods(const VictimUnit& unit) const {
 }
 
 void CycleContext::commit(Statement& statement, Action action, WorkloadId beneficiary) {
+  assert(statement.listener() == this && "a statement the ledger did not follow");
   struct Change {
     std::optional<Binding> before;
     bool seen = false;

@@ -18,7 +18,9 @@ struct VictimUnit {
   bool whole() const { return extra < 0; }
 };
 
-class CycleContext {
+// The context listens to every statement it opens and posts each bind and evict to the ledger,
+// rolled-back ones included, so no action can change the cluster behind the ledger's back.
+class CycleContext : private StatementListener {
  public:
   CycleContext(CycleInputs inputs, const CycleOptions& options, FairShares shares, std::vector<QueueLoad> loads,
                std::vector<ResourceVector> non_preemptible);
@@ -48,17 +50,16 @@ class CycleContext {
   int64_t typical_device_memory() const { return meter().typical_device_memory(); }
   std::optional<PendingReason>& reason(WorkloadId workload) { return reasons_[static_cast<size_t>(workload)]; }
 
-  // Statement operations that keep the ledger in step. Use these, not the
-  // statement's own, inside actions.
-  void allocate(Statement& statement, PodId pod, Binding binding);
-  void evict(Statement& statement, PodId pod);
-  // Rolls back to the checkpoint, ledger included.
-  void rollback(Statement& statement, Statement::Checkpoint checkpoint);
+  // A statement on the cycle's cluster whose every operation (and undoing) the ledger follows.
+  // Actions change the cluster only through statements opened here; commit checks it.
+  Statement open_statement() { return Statement(cluster(), this); }
 
-  // Places the pods as a gang through the placer, keeping the ledger in step. `pass`: the
-  // reserved nodes the placement may use (pass_for the pods' workload).
+  // Places the pods as a gang through the placer. `pass`: the reserved nodes the placement may
+  // use (pass_for the pods' workload).
   bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr,
-                  const PlacementPass& pass = {});
+                  const PlacementPass& pass = {}) {
+    return placer().place_gang(statement, pods, why, pass);
+  }
 
   // What a workload's pods may use of reserved nodes: its own, and as backfill those due no
   // sooner than it would end by its time limit.
@@ -73,7 +74,7 @@ class CycleContext {
   // Sets the reservations in force and marks their nodes in the cluster (releasing the old ones).
   void set_reservations(std::vector<Reservation> reservations);
 
-  // Commits the statement and records what it did: the workloads that started (and the action
+  // Commits the statement (opened by open_statement) and records what it did: the workloads that started (and the action
   // that made room), the units evicted (moved when re-placed), the operations.
   void commit(Statement& statement, Action action, WorkloadId beneficiary);
 
@@ -93,6 +94,8 @@ class CycleContext {
  private:
   // Posts a pod's binding to its queue in the ledger: placed, or given up.
   void post(PodId pod, const Binding& binding, bool placed);
+  void bound(PodId pod, const Binding& binding) override { post(pod, binding, true); }
+  void unbound(PodId pod, const Binding& binding) override { post(pod, binding, false); }
 
   CycleInputs inputs_;
   const CycleOptions& options_;

@@ -189,17 +189,6 @@ struct EvictedUnit {
   bool move = false;                            // must be re-placed in the statement
 };
 
-bool binding_fits(const ClusterState& cluster, PodId pod, const Binding& binding) {
-  const NodeState& state = cluster.node_state(binding.node);
-  const PodSpec& spec = cluster.pod(pod);
-  if (state.free.cpu_milli < spec.request.cpu_milli || state.free.memory_bytes < spec.request.memory_bytes)
-    return false;
-  for (int16_t device : binding.devices) {
-    if (state.gpu_used_milli[static_cast<size_t>(device)] + binding.milli_per_device > kMilliPerGpu) return false;
-  }
-  return true;
-}
-
 // Like the Kubernetes scheduler's preemption, the search compares a bounded number of nodes that
 // could take the pod and keeps the cheapest: 100 (all of them in a smaller cluster). Comparing
 // 10% of 10,000 nodes for each of thousands of reclaims per cycle costs seconds and rarely finds
@@ -223,14 +212,14 @@ class RoomSearch {
     const int64_t whole_gpus = (needed + kMilliPerGpu - 1) / kMilliPerGpu;
     const auto budget = static_cast<int64_t>(
         std::floor(context_.options().max_evicted_gpu_ratio * static_cast<double>(whole_gpus * kMilliPerGpu)));
-    Statement statement(cluster);
+    Statement statement = context_.open_statement();
     int64_t evicted_milli = 0;
     std::vector<EvictedUnit> evicted;
     bool evicted_since_refresh = false;  // the caller refreshed before calling
     for (PodId pod : pending.gang()) {
       const PodSpec& spec = cluster.pod(pod);
       if (auto binding = context_.placer().find(cluster, spec, nullptr, pass_)) {
-        context_.allocate(statement, pod, std::move(*binding));
+        statement.allocate(pod, std::move(*binding));
         continue;
       }
       if (request_.refresh && evicted_since_refresh) request_.refresh();
@@ -241,7 +230,7 @@ class RoomSearch {
       evicted_since_refresh = true;
       auto binding = context_.placer().find(cluster, spec, nullptr, pass_);
       if (!binding) return give_up(statement);
-      context_.allocate(statement, pod, std::move(*binding));
+      statement.allocate(pod, std::move(*binding));
     }
     // Put back every victim whose place is still free, the most valuable first (a workload's gang
     // before its extras, which may come back only to a running gang): none is evicted unless the
@@ -265,14 +254,14 @@ class RoomSearch {
       for (const auto& [pod, binding] : evicted[next].pods) {
         if (cluster.binding(pod)) continue;  // moved back already, with its workload's gang
         unplaced.push_back(pod);
-        if (restored && binding_fits(cluster, pod, binding)) {
-          context_.allocate(statement, pod, binding);
+        if (restored && cluster.fits(pod, binding)) {
+          statement.allocate(pod, binding);
         } else {
           restored = false;
         }
       }
       if (restored) continue;
-      context_.rollback(statement, checkpoint);
+      statement.rollback(checkpoint);
       if (!move) continue;
       const PlacementPass pass = context_.pass_for(owner);
       if (context_.place_gang(statement, unplaced, nullptr, pass)) continue;
@@ -281,7 +270,7 @@ class RoomSearch {
       for (PodId pod : unplaced) {
         const PodSpec& spec = cluster.pod(pod);
         if (auto binding = context_.placer().find(cluster, spec, nullptr, pass)) {
-          context_.allocate(statement, pod, std::move(*binding));
+          statement.allocate(pod, std::move(*binding));
           continue;
         }
         if (request_.refresh) request_.refresh();
@@ -290,7 +279,7 @@ class RoomSearch {
         evict_choice(statement, choice, evicted, evicted_milli);
         auto binding = context_.placer().find(cluster, spec, nullptr, pass);
         if (!binding) return give_up(statement);
-        context_.allocate(statement, pod, std::move(*binding));
+        statement.allocate(pod, std::move(*binding));
       }
     }
     const size_t first_eviction = context_.result().evictions.size();
@@ -421,7 +410,7 @@ class RoomSearch {
   }
 
   bool give_up(Statement& statement) {
-    context_.rollback(statement, 0);
+    statement.rollback(0);
     return false;
   }
 
@@ -453,7 +442,7 @@ class RoomSearch {
         const PodId victim_pod = member.pod;
         if (!cluster.binding(victim_pod)) continue;  // taken already with the workload's extra
         record.pods.emplace_back(victim_pod, *cluster.binding(victim_pod));
-        context_.evict(statement, victim_pod);
+        statement.evict(victim_pod);
       }
       if (!record.move) evicted_milli += unit.gpu_milli;
       evicted.push_back(std::move(record));

@@ -83,6 +83,15 @@ Result<std::string> read_reference(std::string_view reference) {
   return content.str();
 }
 
+Result<std::shared_ptr<const ClusterSpec>> load_cluster(const std::string& reference) {
+  ScenarioRequest request;
+  request.cluster = reference;
+  request.workload_given = false;
+  Result<Scenario> scenario = load_scenario(request);
+  if (!scenario) return scenario.error();
+  return scenario->cluster;
+}
+
 Result<Scenario> load_scenario(const ScenarioRequest& request) {
   Scenario scenario;
   std::optional<ScenarioParts> cluster_file;  // a YAML --cluster that also carries workloads

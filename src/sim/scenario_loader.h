@@ -20,6 +20,9 @@ struct ScenarioRequest {
 
 Result<Scenario> load_scenario(const ScenarioRequest& request);
 
+// The nodes of what `--cluster` names (a scenario YAML's other sections are left unread).
+Result<std::shared_ptr<const ClusterSpec>> load_cluster(const std::string& reference);
+
 // The text of `builtin:NAME` or of a file, or an Error naming what could not be read.
 Result<std::string> read_reference(std::string_view reference);
 

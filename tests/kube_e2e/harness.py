@@ -19,6 +19,8 @@ except ImportError:  # the tests need Debian's python3-kubernetes
     sys.exit(SKIP)
 
 TESSERA = os.environ.get("TESSERA", "build/tessera")
+# The scheduler to test: the lean binary where given (as deployed), else `tessera scheduler`.
+SCHEDULER = [os.environ["TESSERA_SCHEDULER"]] if os.environ.get("TESSERA_SCHEDULER") else [TESSERA, "scheduler"]
 
 
 def free_port():
@@ -116,7 +118,7 @@ class Cluster:
         with open(os.path.join(self.dir, f"{name}.log"), "a") as log:
             metrics_port = free_port()
             process = subprocess.Popen(
-                [TESSERA, "scheduler", "--kubeconfig", kubeconfig or self.kubeconfig, "--listen",
+                [*SCHEDULER, "--kubeconfig", kubeconfig or self.kubeconfig, "--listen",
                  f"127.0.0.1:{metrics_port}", "--cycle-interval", "0.2", *args],
                 stdout=log, stderr=subprocess.STDOUT)
         self.schedulers[name] = (process, metrics_port)
