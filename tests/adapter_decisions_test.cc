@@ -14,6 +14,7 @@
 #include "engine/placer.h"
 #include "policy/policy_registry.h"
 #include "policy/workload_mix.h"
+#include "wire/timestamp.h"
 
 namespace tessera::adapter {
 namespace {
@@ -422,14 +423,15 @@ TEST(AdapterDecisions, ABadQueueStopsOnlyItselfAndSaysSoOnItsStatus) {
 // A condition keeps the time it last changed while its status stays; kubectl shows how long a
 // pod has been unschedulable from it.
 TEST(AdapterDecisions, ConditionTransitionTimeIsKeptWhileTheStatusStays) {
-  const json pod = {{"status",
-                     {{"conditions",
-                       {{{"type", "Ready"}, {"status", "False"}, {"lastTransitionTime", "2026-01-01T00:00:00Z"}},
-                        {{"type", "PodScheduled"}, {"status", "False"}, {"lastTransitionTime", "2026-02-02T00:00:00Z"}}}}}}};
+  const json pod = {
+      {"status",
+       {{"conditions",
+         {{{"type", "Ready"}, {"status", "False"}, {"lastTransitionTime", "2026-01-01T00:00:00Z"}},
+          {{"type", "PodScheduled"}, {"status", "False"}, {"lastTransitionTime", "2026-02-02T00:00:00Z"}}}}}}};
   EXPECT_EQ(condition_transition_time(pod, "PodScheduled", "False", kNow), "2026-02-02T00:00:00Z");
-  EXPECT_EQ(condition_transition_time(pod, "PodScheduled", "True", kNow), format_timestamp(kNow));
-  EXPECT_EQ(condition_transition_time(json::object(), "PodScheduled", "False", kNow), format_timestamp(kNow));
-  EXPECT_EQ(condition_transition_time(json("not an object"), "PodScheduled", "False", kNow), format_timestamp(kNow));
+  EXPECT_EQ(condition_transition_time(pod, "PodScheduled", "True", kNow), wire::format_time(kNow));
+  EXPECT_EQ(condition_transition_time(json::object(), "PodScheduled", "False", kNow), wire::format_time(kNow));
+  EXPECT_EQ(condition_transition_time(json("not an object"), "PodScheduled", "False", kNow), wire::format_time(kNow));
 }
 
 }  // namespace tessera::adapter

@@ -11,7 +11,7 @@
 
 #include "adapter/gpu_model_selection.h"
 #include "adapter/object_translation.h"
-#include "kube/micro_time.h"
+#include "wire/duration.h"
 
 namespace tessera::adapter {
 namespace {
@@ -909,70 +909,6 @@ TEST(AdapterPodGroupTranslation, ErrorsNameTheGroupAndTheField) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Durations and timestamps.
-
-TEST(AdapterTimeFormat, ParsesGoDurations) {
-  const std::pair<std::string_view, double> cases[] = {
-      {"90s", 90},  {"10m", 600},       {"1h30m", 5400}, {"1.5h", 5400},     {"250ms", 0.25},
-      {"0", 0},     {"2h45m30s", 9930}, {"1us", 1e-6},   {"1\u00b5s", 1e-6}, {"100ns", 1e-7},
-      {".5s", 0.5}, {"-1m", -60},       {"+5s", 5},      {"1m1m", 120}};
-  for (const auto& [text, seconds] : cases) {
-    auto parsed = parse_duration_seconds(text);
-    ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.error().message;
-    EXPECT_DOUBLE_EQ(*parsed, seconds) << text;
-  }
-  for (std::string_view bad : {"", "10", "10x", "m", "1.5", "1 h", "h1", ".s", "1hm", "-", "10M"}) {
-    expect_error(parse_duration_seconds(bad), {"is not a duration"});
-  }
-}
-
-TEST(AdapterTimeFormat, ParsesRfc3339Timestamps) {
-  const std::pair<std::string_view, double> cases[] = {
-      {"1970-01-01T00:00:00Z", 0},
-      {"2026-11-21T10:00:00Z", 1795255200},
-      {"2026-11-21T10:00:00.5Z", 1795255200.5},
-      {"2026-11-21T12:30:00+02:30", 1795255200},
-      {"2026-11-21T05:00:00-05:00", 1795255200},
-      {"2024-02-29T00:00:00Z", 1709164800},
-      {"1969-12-31T23:59:59Z", -1},
-      {"2000-03-01t00:00:00z", 951868800},
-  };
-  for (const auto& [text, seconds] : cases) {
-    auto parsed = parse_timestamp(text);
-    ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.error().message;
-    EXPECT_DOUBLE_EQ(*parsed, seconds) << text;
-  }
-  auto micro = parse_timestamp("2026-11-21T10:00:00.123456Z");
-  ASSERT_TRUE(micro.ok());
-  EXPECT_NEAR(*micro, 1795255200.123456, 1e-6);
-  for (std::string_view bad :
-       {"", "2026-11-21", "2026-11-21T10:00:00", "2026-13-01T00:00:00Z", "2025-02-29T00:00:00Z", "2026-11-21T24:00:00Z",
-        "2026-11-21T10:60:00Z", "2026-11-21T10:00:60Z", "2026-11-21 10:00:00Z", "2026-11-21T10:00:00.Z",
-        "2026-11-21T10:00:00+0200", "2026-11-21T10:00:00Z junk", "21/11/2026"}) {
-    expect_error(parse_timestamp(bad), {"is not an RFC 3339 timestamp"});
-  }
-}
-
-TEST(AdapterTimeFormat, FormatsUtcTimestamps) {
-  EXPECT_EQ(format_timestamp(0), "1970-01-01T00:00:00Z");
-  EXPECT_EQ(format_timestamp(1795255200), "2026-11-21T10:00:00Z");
-  EXPECT_EQ(format_timestamp(1795255200.999), "2026-11-21T10:00:00Z");  // whole seconds, truncated
-  EXPECT_EQ(format_timestamp(1709164800), "2024-02-29T00:00:00Z");
-  EXPECT_EQ(format_timestamp(-1), "1969-12-31T23:59:59Z");
-  // MicroTime (Lease renewTime) is written by the API client; the adapter reads it back.
-  auto micro_time = [](int64_t micros) {
-    return kube::format_micro_time(std::chrono::system_clock::time_point(std::chrono::microseconds(micros)));
-  };
-  EXPECT_EQ(micro_time(1795255200'250000), "2026-11-21T10:00:00.250000Z");
-  EXPECT_EQ(micro_time(1795255200'123456), "2026-11-21T10:00:00.123456Z");
-  EXPECT_EQ(micro_time(0), "1970-01-01T00:00:00.000000Z");
-  for (int64_t seconds : {int64_t{0}, int64_t{951868800}, int64_t{1795255200}, int64_t{4102444799}}) {
-    EXPECT_DOUBLE_EQ(*parse_timestamp(format_timestamp(static_cast<double>(seconds))), static_cast<double>(seconds));
-    EXPECT_DOUBLE_EQ(*parse_timestamp(micro_time(seconds * 1'000'000 + 500'000)), static_cast<double>(seconds) + 0.5);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // The manifests in deploy/examples read as they say.
 
 // A YAML node as the JSON kubectl would send: plain scalars that read as integers or booleans
@@ -1048,7 +984,7 @@ TEST(AdapterDeployExamples, GangJobIsFourPodsOfEightGpus) {
       EXPECT_EQ(pod.pod_group, "llama-pretrain");
       EXPECT_EQ(pod.spec.gpu, GpuRequest::whole(8));
       EXPECT_EQ(pod.spec.request, (Resources{16000, 128 * kGiB}));
-      EXPECT_EQ(expect_ok(parse_duration_seconds(
+      EXPECT_EQ(expect_ok(wire::parse_duration_seconds(
                     object["metadata"]["annotations"]["scheduling.tessera.dev/duration"].get<std::string>())),
                 600);
       ++pods;

@@ -1,8 +1,8 @@
 // The pod subresources a scheduler uses: binding and eviction (with PodDisruptionBudgets).
 #include <gtest/gtest.h>
 
-#include "apiserver/timestamps.h"
 #include "apiserver_test_support.h"
+#include "wire/timestamp.h"
 
 namespace tessera::apiserver::testing {
 namespace {
@@ -62,22 +62,20 @@ TEST_F(PodsTest, BindingCopiesAnnotationsAndSchedulesInOneChange) {
   ASSERT_EQ(client.post("/api/v1/namespaces/default/pods/a/binding", bind).status, 201);
 
   // One change carries the node, the annotations and the condition, as on the real server.
-  std::vector<json> events =
-      client.watch("/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + version,
-                   [](const std::vector<json>& seen) { return !seen.empty(); });
+  std::vector<json> events = client.watch("/api/v1/namespaces/default/pods?watch=1&resourceVersion=" + version,
+                                          [](const std::vector<json>& seen) { return !seen.empty(); });
   ASSERT_EQ(events.size(), 1u);
   const json& bound = events[0]["object"];
   EXPECT_EQ(events[0]["type"], "MODIFIED");
   EXPECT_EQ(bound["spec"]["nodeName"], "node-1");
-  EXPECT_EQ(bound["metadata"]["annotations"], json({{"kept", "yes"},
-                                                    {"replaced", "new"},
-                                                    {"scheduling.tessera.dev/placed-by", "tessera"}}));
+  EXPECT_EQ(bound["metadata"]["annotations"],
+            json({{"kept", "yes"}, {"replaced", "new"}, {"scheduling.tessera.dev/placed-by", "tessera"}}));
   ASSERT_EQ(bound["status"]["conditions"].size(), 1u);
   const json& scheduled = bound["status"]["conditions"][0];
   EXPECT_EQ(scheduled["type"], "PodScheduled");
   EXPECT_EQ(scheduled["status"], "True");
   ASSERT_TRUE(scheduled["lastTransitionTime"].is_string());
-  EXPECT_TRUE(parse_rfc3339(scheduled["lastTransitionTime"].get<std::string>()).has_value());
+  EXPECT_TRUE(wire::parse_time_point(scheduled["lastTransitionTime"].get<std::string>()).ok());
 }
 
 TEST_F(PodsTest, BindingErrors) {

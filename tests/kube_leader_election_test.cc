@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "kube/leader_election.h"
-#include "kube/micro_time.h"
 #include "kube_test_server.h"
+#include "wire/timestamp.h"
 
 namespace tessera::kube {
 namespace {
@@ -77,7 +77,7 @@ class FakeLeaseServer {
     std::lock_guard lock(mutex);
     nlohmann::json next = *lease;
     next["spec"]["holderIdentity"] = holder;
-    next["spec"]["renewTime"] = format_micro_time(std::chrono::system_clock::now());
+    next["spec"]["renewTime"] = wire::format_micro_time(std::chrono::system_clock::now());
     store(next);
   }
 
@@ -233,7 +233,7 @@ TEST_F(LeaderElectionTest, AFailingRenewalIsReportedOncePerCause) {
 
 TEST(MicroTimeTest, FormatsUtcWithMicroseconds) {
   const auto time = std::chrono::system_clock::time_point(std::chrono::microseconds(1'795'255'200'123'456LL));
-  EXPECT_EQ(format_micro_time(time), "2026-11-21T10:00:00.123456Z");
+  EXPECT_EQ(wire::format_micro_time(time), "2026-11-21T10:00:00.123456Z");
 }
 
 }  // namespace

@@ -651,6 +651,10 @@ TEST(Quantity, CpuMillicores) {
   EXPECT_EQ(parse_cpu_milli("1Ki"), 1'024'000);
   EXPECT_EQ(parse_cpu_milli("007"), 7000);
   EXPECT_EQ(parse_cpu_milli("1.000000000000000000001"), 1001);  // digits past the kept precision still round up
+  // The API server's grammar throughout (wire/quantity.h): exponents and the small decimal suffixes.
+  EXPECT_EQ(parse_cpu_milli("1e3"), 1'000'000);
+  EXPECT_EQ(parse_cpu_milli("1E-3"), 1);
+  EXPECT_EQ(parse_cpu_milli("250000u"), 250);
 }
 
 TEST(Quantity, MemoryBytes) {
@@ -676,8 +680,8 @@ TEST(Quantity, MemoryBytes) {
 }
 
 TEST(Quantity, Rejects) {
-  for (std::string_view bad : {"",     "-1",  "-0.5", "abc",  "1.2.3", ".",   "1 Gi", " 1",  "1Gi ", "1gi", "1K",
-                               "1Gib", "1e3", "Gi",   "1..0", "0x10",  "1,5", "nan",  "inf", "--1",  "+-1", "1m1"}) {
+  for (std::string_view bad : {"",     "-1", "-0.5", "abc",  "1.2.3", ".",   "1 Gi", " 1",  "1Gi ", "1gi", "1K",
+                               "1Gib", "1e", "Gi",   "1..0", "0x10",  "1,5", "nan",  "inf", "--1",  "+-1", "1m1"}) {
     EXPECT_FALSE(parse_memory_bytes(bad).has_value()) << "'" << bad << "'";
     EXPECT_FALSE(parse_cpu_milli(bad).has_value()) << "'" << bad << "'";
   }

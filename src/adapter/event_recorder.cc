@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "adapter/object_translation.h"
+#include "wire/timestamp.h"
 
 namespace tessera::adapter {
 
@@ -105,9 +106,8 @@ void EventRecorder::retry_pending(double now) {
 
 void EventRecorder::forget_unless(const std::function<bool(const std::string&, const std::string&)>& keep) {
   std::lock_guard lock(mutex_);
-  std::erase_if(entries_, [&](const auto& item) {
-    return !item.second.busy && !keep(item.second.kind, item.second.object_key);
-  });
+  std::erase_if(entries_,
+                [&](const auto& item) { return !item.second.busy && !keep(item.second.kind, item.second.object_key); });
 }
 
 EventStats EventRecorder::stats() const {
@@ -151,7 +151,7 @@ void EventRecorder::flush(const std::string& name, double now) {
 }
 
 bool EventRecorder::write(Entry& entry, const EventRecord& event, int occurrences, double now) {
-  const std::string time = format_timestamp(now);
+  const std::string time = wire::format_time(now);
   const int increment = std::max(occurrences, 1);
   // The server holds the event with `count` and this message now.
   const auto written = [&](int count, int64_t EventStats::*counter) {

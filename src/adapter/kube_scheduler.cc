@@ -25,6 +25,7 @@
 #include "kube/informer.h"
 #include "policy/policy_registry.h"
 #include "policy/workload_mix.h"
+#include "wire/timestamp.h"
 
 namespace tessera::adapter {
 
@@ -41,7 +42,7 @@ double unix_now() { return std::chrono::duration<double>(std::chrono::system_clo
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 void log_line(const std::string& message) {
-  std::fputs(fmt::format("{} {}\n", format_timestamp(unix_now()), message).c_str(), stderr);
+  std::fputs(fmt::format("{} {}\n", wire::format_time(unix_now()), message).c_str(), stderr);
 }
 
 // Resource versions are opaque to clients, but where both are integers the larger is newer.
@@ -245,8 +246,8 @@ struct KubeScheduler::Impl {
   void report_queue_problems(const std::vector<QueueProblem>& problems, const ObservedObjects& observed, double now) {
     std::set<std::string> current;
     for (const QueueProblem& problem : problems) {
-      const std::string line = fmt::format("{}{}", problem.excluded ? "queue left out: " : "queue warning: ",
-                                           problem.message);
+      const std::string line =
+          fmt::format("{}{}", problem.excluded ? "queue left out: " : "queue warning: ", problem.message);
       current.insert(line);
       if (!reported_queue_problems.contains(line)) log_line(line);
       auto object = observed.queues.find(problem.queue);
@@ -439,8 +440,8 @@ struct KubeScheduler::Impl {
             // attempt and let the next cycle decide again, without a refusal's wait or event.
             failed = true;
             metrics.add_counter("tessera_api_errors_total", {{"operation", "evict"}});
-            log_line(fmt::format("eviction of {} for {} failed: {}", victim.pod_key, start.workload_key,
-                                 result.message));
+            log_line(
+                fmt::format("eviction of {} for {} failed: {}", victim.pod_key, start.workload_key, result.message));
             break;
           }
           refused = true;
@@ -486,9 +487,8 @@ struct KubeScheduler::Impl {
       const auto [ns, name] = split_key(key);
       tasks.push_back([this, ns, name, status = std::move(status)] {
         // A failed write is tried again next cycle: the cache still shows the old status.
-        auto written =
-            client.patch(fmt::format("/apis/{}/namespaces/{}/podgroups/{}/status", kApiVersion, ns, name),
-                         {{"status", status}});
+        auto written = client.patch(fmt::format("/apis/{}/namespaces/{}/podgroups/{}/status", kApiVersion, ns, name),
+                                    {{"status", status}});
         failures.record("podgroup-status", fmt::format("writing the status of PodGroup {}/{}", ns, name), written);
         if (!written || !written->ok()) metrics.add_counter("tessera_api_errors_total", {{"operation", "status"}});
       });

@@ -9,7 +9,7 @@
 #include "adapter/object_translation.h"
 #include "adapter/taint_translation.h"
 #include "kube/informer.h"
-#include "kube/quantity.h"
+#include "wire/quantity.h"
 
 namespace tessera::adapter {
 
@@ -57,7 +57,7 @@ Result<int> node_gpu_count(const ObjectFields& fields) {
   if (!listed) return listed.error();
   if (!listed->has_value()) return 0;
   const ListedResource& entry = **listed;
-  auto milli = kube::parse_quantity_milli(entry.text);
+  auto milli = wire::parse_quantity_milli(entry.text);
   if (!milli) return fields.error(entry.field, milli.error().message);
   if (*milli < 0 || *milli % 1000 != 0 || *milli / 1000 > kMaxGpusPerNode) {
     return fields.error(entry.field, fmt::format("'{}' is not a device count: expected a whole number from 0 to {}",
@@ -111,9 +111,9 @@ Result<NodeSpec> node_from_object(const nlohmann::json& node, GpuModelCatalog& m
   if (!labels) return labels.error();
   spec.labels = std::move(*labels);
 
-  auto cpu = node_quantity(fields, "cpu", kube::parse_quantity_milli);
+  auto cpu = node_quantity(fields, "cpu", wire::parse_quantity_milli);
   if (!cpu) return cpu.error();
-  auto memory = node_quantity(fields, "memory", kube::parse_quantity);
+  auto memory = node_quantity(fields, "memory", wire::parse_quantity);
   if (!memory) return memory.error();
   spec.allocatable = Resources{.cpu_milli = *cpu, .memory_bytes = *memory};
 

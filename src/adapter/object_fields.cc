@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "adapter/object_translation.h"
+#include "wire/timestamp.h"
 
 namespace tessera::adapter {
 
@@ -139,7 +140,7 @@ Result<std::optional<double>> ObjectFields::timestamp(std::string_view path) con
   auto text = string(path);
   if (!text) return text.error();
   if (text->empty()) return std::optional<double>();
-  auto seconds = parse_timestamp(*text);
+  auto seconds = wire::parse_time(*text);
   if (!seconds) return error(path, seconds.error().message);
   return std::optional<double>(*seconds);
 }

@@ -85,11 +85,4 @@ struct PodGroupInfo {
 };
 Result<PodGroupInfo> pod_group_from_object(const nlohmann::json& pod_group);
 
-// Durations as Kubernetes and Go write them: "90s", "10m", "1h30m", "1.5h", "250ms".
-Result<double> parse_duration_seconds(std::string_view text);
-// RFC 3339 timestamps ("2026-11-21T10:00:00Z", with optional fraction and offset) to Unix
-// seconds, and back (UTC, whole seconds, or microseconds for MicroTime).
-Result<double> parse_timestamp(std::string_view text);
-std::string format_timestamp(double unix_seconds);
-
 }  // namespace tessera::adapter

@@ -12,7 +12,7 @@
 #include "adapter/pod_requests.h"
 #include "adapter/taint_translation.h"
 #include "kube/informer.h"
-#include "kube/quantity.h"
+#include "wire/quantity.h"
 
 namespace tessera::adapter {
 
@@ -29,7 +29,7 @@ const std::string* find_entry(const Labels& map, std::string_view key) {
 
 // nvidia.com/gpu counts whole devices: the device plugin cannot hand out part of one.
 Result<int64_t> parse_gpu_count(std::string_view text) {
-  auto milli = kube::parse_quantity_milli(text);
+  auto milli = wire::parse_quantity_milli(text);
   if (!milli) return milli.error();
   if (*milli % kMilliPerGpu != 0) {
     return Error{fmt::format("'{}' is not a whole number of GPUs (for part of a GPU, set the {} annotation instead)",
@@ -45,9 +45,9 @@ Result<PodPhase> pod_phase(const ObjectFields& fields) {
 }
 
 Result<Resources> pod_resources(const ObjectFields& fields) {
-  auto cpu = pod_effective_request(fields, "cpu", AmountSource::kRequestsThenLimits, kube::parse_quantity_milli);
+  auto cpu = pod_effective_request(fields, "cpu", AmountSource::kRequestsThenLimits, wire::parse_quantity_milli);
   if (!cpu) return cpu.error();
-  auto memory = pod_effective_request(fields, "memory", AmountSource::kRequestsThenLimits, kube::parse_quantity);
+  auto memory = pod_effective_request(fields, "memory", AmountSource::kRequestsThenLimits, wire::parse_quantity);
   if (!memory) return memory.error();
   return Resources{.cpu_milli = *cpu, .memory_bytes = *memory};
 }
@@ -55,7 +55,7 @@ Result<Resources> pod_resources(const ObjectFields& fields) {
 // A fraction of one device: "0.5" (0 < x < 1), rounded up to thousandths.
 Result<int> gpu_fraction_milli(const ObjectFields& fields, const std::string& text) {
   const std::string field = annotation_field(kGpuFractionAnnotation);
-  auto milli = kube::parse_quantity_milli(text);
+  auto milli = wire::parse_quantity_milli(text);
   if (!milli) return fields.error(field, milli.error().message);
   if (*milli <= 0 || *milli >= kMilliPerGpu) {
     return fields.error(field, fmt::format("'{}' is not a fraction of a GPU: expected a number between 0 and 1, "
@@ -67,7 +67,7 @@ Result<int> gpu_fraction_milli(const ObjectFields& fields, const std::string& te
 
 Result<int64_t> gpu_memory_bytes(const ObjectFields& fields, std::string_view annotation, const std::string& text) {
   const std::string field = annotation_field(annotation);
-  auto bytes = kube::parse_quantity(text);
+  auto bytes = wire::parse_quantity(text);
   if (!bytes) return fields.error(field, bytes.error().message);
   if (*bytes <= 0) {
     return fields.error(field, fmt::format("'{}' is not an amount of GPU memory: expected a positive quantity, as in "

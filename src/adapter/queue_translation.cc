@@ -8,7 +8,8 @@
 #include "adapter/object_fields.h"
 #include "adapter/object_translation.h"
 #include "kube/informer.h"
-#include "kube/quantity.h"
+#include "wire/duration.h"
+#include "wire/quantity.h"
 
 namespace tessera::adapter {
 
@@ -26,7 +27,7 @@ Result<std::optional<double>> quota_amount(const ObjectFields& fields, std::stri
   if (!text_or_empty->has_value()) return std::optional<double>();
   const std::string& text = **text_or_empty;
   const bool whole_units = unit == QuotaUnit::kBytes;
-  auto parsed = whole_units ? kube::parse_quantity(text) : kube::parse_quantity_milli(text);
+  auto parsed = whole_units ? wire::parse_quantity(text) : wire::parse_quantity_milli(text);
   if (!parsed) return fields.error(path, parsed.error().message);
   if (*parsed < 0) return fields.error(path, fmt::format("'{}' is negative", text));
   const double number = static_cast<double>(*parsed);
@@ -77,7 +78,7 @@ Result<std::optional<double>> min_runtime(const ObjectFields& fields, std::strin
   auto text = fields.string(path);
   if (!text) return text.error();
   if (text->empty()) return std::optional<double>();
-  auto seconds = parse_duration_seconds(*text);
+  auto seconds = wire::parse_duration_seconds(*text);
   if (!seconds) return fields.error(path, seconds.error().message);
   if (*seconds < 0) return fields.error(path, fmt::format("'{}' is negative", *text));
   return std::optional<double>(*seconds);

@@ -5,15 +5,16 @@
 #include <cmath>
 
 #include "adapter/object_translation.h"
-#include "kube/quantity.h"
+#include "wire/quantity.h"
+#include "wire/timestamp.h"
 
 namespace tessera::adapter {
 
 using nlohmann::json;
 
 std::string format_resource(std::string_view resource, double amount) {
-  if (resource == "cpu") return kube::format_quantity_milli(static_cast<int64_t>(std::llround(amount)));
-  if (resource == "memory") return kube::format_bytes(static_cast<int64_t>(std::llround(amount)));
+  if (resource == "cpu") return wire::format_quantity_milli(static_cast<int64_t>(std::llround(amount)));
+  if (resource == "memory") return wire::format_bytes(static_cast<int64_t>(std::llround(amount)));
   // GPUs (whole or per model) as a plain decimal, to the engine's thousandths.
   return fmt::format("{}", static_cast<double>(std::llround(amount * 1000)) / 1000);
 }
@@ -23,8 +24,8 @@ namespace {
 // The condition with its lastTransitionTime: kept from the object's condition of the same type
 // while the status is the same, else `now`.
 json with_transition_time(json condition, const json& current, double now) {
-  condition["lastTransitionTime"] = condition_transition_time(current, condition.value("type", ""),
-                                                              condition.value("status", ""), now);
+  condition["lastTransitionTime"] =
+      condition_transition_time(current, condition.value("type", ""), condition.value("status", ""), now);
   return condition;
 }
 
@@ -38,7 +39,7 @@ std::string condition_transition_time(const json& object, std::string_view type,
       return old["lastTransitionTime"].get<std::string>();
     }
   }
-  return format_timestamp(now);
+  return wire::format_time(now);
 }
 
 json pod_group_status(const json& current, const Snapshot& snapshot, const PodGroupProgress& progress, double now) {
@@ -142,13 +143,13 @@ std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const Cycle
   for (const QueueProblem& problem : snapshot.queue_problems) {
     if (!problem.excluded) continue;
     // The figures of a queue left out are removed (null deletes in a merge patch).
-    statuses[problem.queue] = {{"allocated", nullptr},
-                               {"requested", nullptr},
-                               {"fairShare", nullptr},
-                               {"runningWorkloads", nullptr},
-                               {"pendingWorkloads", nullptr},
-                               {"conditions", json::array({accepted(problem.queue, "False", problem.reason,
-                                                                    problem.message)})}};
+    statuses[problem.queue] = {
+        {"allocated", nullptr},
+        {"requested", nullptr},
+        {"fairShare", nullptr},
+        {"runningWorkloads", nullptr},
+        {"pendingWorkloads", nullptr},
+        {"conditions", json::array({accepted(problem.queue, "False", problem.reason, problem.message)})}};
   }
   return statuses;
 }

@@ -2,17 +2,16 @@
 
 #include <fmt/format.h>
 
+#include "wire/taint_effect.h"
+
 namespace tessera::adapter {
 
 namespace {
 
 Result<TaintEffect> taint_effect(const ObjectFields& fields, std::string_view effect) {
-  if (effect == "NoSchedule") return TaintEffect::kNoSchedule;
-  if (effect == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
-  if (effect == "NoExecute") return TaintEffect::kNoExecute;
-  return fields.error("effect", fmt::format("'{}' is not a taint effect: expected NoSchedule, PreferNoSchedule or "
-                                            "NoExecute",
-                                            effect));
+  if (std::optional<TaintEffect> known = wire::parse_taint_effect(effect)) return *known;
+  return fields.error("effect",
+                      fmt::format("'{}' is not a taint effect: expected {}", effect, wire::kTaintEffectNames));
 }
 
 Result<Toleration::Operator> toleration_operator(const ObjectFields& fields, std::string_view op) {

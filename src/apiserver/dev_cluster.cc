@@ -4,7 +4,7 @@
 
 #include "apiserver/embedded_crds.h"
 #include "apiserver/node_objects.h"
-#include "apiserver/timestamps.h"
+#include "wire/timestamp.h"
 
 namespace tessera::apiserver {
 
@@ -36,7 +36,7 @@ Status DevCluster::start() {
   }
   if (cluster) {
     const std::optional<ResourceType> node_type = api.registry().find("", "v1", "nodes");
-    const std::string now = rfc3339(WallClock::now());
+    const std::string now = wire::format_time(wire::WallClock::now());
     for (size_t i = 0; i < cluster->nodes.size(); ++i) {
       ApiResult<ObjectPtr> created =
           api.create(*node_type, "", node_object(cluster->nodes[i], cluster->models, i, now));

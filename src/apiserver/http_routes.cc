@@ -9,10 +9,10 @@
 #include "apiserver/content_negotiation.h"
 #include "apiserver/discovery.h"
 #include "apiserver/table_printer.h"
-#include "apiserver/timestamps.h"
 #include "apiserver/watch_stream.h"
 #include "apiserver/wire_json.h"
 #include "apiserver/yaml_json.h"
+#include "wire/timestamp.h"
 
 namespace tessera::apiserver {
 
@@ -58,7 +58,7 @@ json present(const ResourceType& type, const ObjectPtr& object, const Output& ou
     case OutputForm::kMetadata:
       return partial_metadata(object, output.meta_version);
     case OutputForm::kTable: {
-      json table = make_table(type, {object.get()}, include, WallClock::now());
+      json table = make_table(type, {object.get()}, include, wire::WallClock::now());
       table["apiVersion"] = "meta.k8s.io/" + output.meta_version;
       table["metadata"]["resourceVersion"] = meta_string(*object, "resourceVersion");
       return table;
@@ -79,7 +79,7 @@ std::string encode_list(const ResourceType& type, const ListPage& page, const Ou
     std::vector<const json*> objects;
     objects.reserve(page.items.size());
     for (const ObjectPtr& object : page.items) objects.push_back(object.get());
-    json table = make_table(type, objects, include, WallClock::now());
+    json table = make_table(type, objects, include, wire::WallClock::now());
     table["apiVersion"] = "meta.k8s.io/" + output.meta_version;
     table["metadata"] = json::parse(list_metadata(page));
     return wire_json(table);
@@ -209,7 +209,9 @@ void HttpRoutes::install(httplib::Server& server) {
 
 void HttpRoutes::serve(const httplib::Request& request, httplib::Response& response) {
   if (request.path.starts_with("/debug/")) return handle_debug(request, response);
-  const std::optional<Fault> fault = faults_ != nullptr ? faults_->draw_for_request(is_watch(request), request.get_header_value("User-Agent")) : std::nullopt;
+  const std::optional<Fault> fault =
+      faults_ != nullptr ? faults_->draw_for_request(is_watch(request), request.get_header_value("User-Agent"))
+                         : std::nullopt;
   if (!fault) return handle(request, response);
   switch (*fault) {
     case Fault::kDropBeforeApplying:

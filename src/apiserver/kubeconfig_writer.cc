@@ -1,7 +1,6 @@
 #include "apiserver/kubeconfig_writer.h"
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -12,20 +11,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "wire/base64.h"
+
 namespace tessera::apiserver {
-
-namespace {
-
-std::string base64(const std::string& bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int written =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(written));
-  return out;
-}
-
-}  // namespace
 
 std::string kubeconfig_yaml(const KubeconfigContents& contents) {
   YAML::Emitter out;
@@ -37,7 +25,7 @@ std::string kubeconfig_yaml(const KubeconfigContents& contents) {
   out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "server" << YAML::Value << contents.server_url;
   if (!contents.ca_certificate_pem.empty()) {
-    out << YAML::Key << "certificate-authority-data" << YAML::Value << base64(contents.ca_certificate_pem);
+    out << YAML::Key << "certificate-authority-data" << YAML::Value << wire::encode_base64(contents.ca_certificate_pem);
   }
   out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;

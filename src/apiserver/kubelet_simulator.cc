@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
-#include "apiserver/timestamps.h"
+#include <cmath>
+
+#include "wire/duration.h"
+#include "wire/timestamp.h"
 
 namespace tessera::apiserver {
 
@@ -172,12 +175,13 @@ void KubeletSimulator::observe(const json& pod) {
   if (phase == "Running") {
     const std::string duration_text =
         metadata.contains("annotations") ? metadata["annotations"].value(kDurationAnnotation, "") : "";
-    std::optional<std::chrono::milliseconds> duration = parse_go_duration(duration_text);
-    if (!duration) return;
+    Result<double> seconds = wire::parse_duration_seconds(duration_text);
+    if (!seconds || *seconds < 0) return;
+    const std::chrono::milliseconds duration{std::llround(*seconds * 1000)};
     // The run time counts from the pod's start, as its status records it.
-    Clock::time_point finish = Clock::now() + *duration;
-    if (std::optional<WallClock::time_point> started = parse_rfc3339(text(field(pod, "status", "startTime")))) {
-      finish = Clock::now() + std::chrono::duration_cast<Clock::duration>(*started + *duration - WallClock::now());
+    Clock::time_point finish = Clock::now() + duration;
+    if (Result<wire::WallClock::time_point> started = wire::parse_time_point(text(field(pod, "status", "startTime")))) {
+      finish = Clock::now() + std::chrono::duration_cast<Clock::duration>(*started + duration - wire::WallClock::now());
     }
     schedule(finish, Action::kComplete, pod);
   }
@@ -204,7 +208,7 @@ std::string KubeletSimulator::next_pod_ip(const std::string& node) {
 }
 
 void KubeletSimulator::perform(const Task& task) {
-  const std::string now = rfc3339(WallClock::now());
+  const std::string now = wire::format_time(wire::WallClock::now());
   // The pod may have changed since the task was planned: each edit checks it still applies.
   auto same_pod = [&](const json& pod) {
     return meta_string(pod, "uid") == task.uid && !pod["metadata"].contains("deletionTimestamp");

@@ -5,24 +5,14 @@
 #include <functional>
 
 #include "apiserver/discovery.h"
+#include "wire/quantity.h"
+#include "wire/taint_effect.h"
 
 namespace tessera::apiserver {
 
 namespace {
 
 using nlohmann::json;
-
-const char* effect_name(TaintEffect effect) {
-  switch (effect) {
-    case TaintEffect::kNoSchedule:
-      return "NoSchedule";
-    case TaintEffect::kPreferNoSchedule:
-      return "PreferNoSchedule";
-    case TaintEffect::kNoExecute:
-      return "NoExecute";
-  }
-  return "NoSchedule";
-}
 
 json condition(const char* type, const char* status, const char* reason, const char* message, const std::string& now) {
   return {{"type", type},     {"status", status},  {"lastHeartbeatTime", now}, {"lastTransitionTime", now},
@@ -37,24 +27,6 @@ std::string derived_id(const std::string& name, const char* salt) {
 
 }  // namespace
 
-std::string cpu_quantity(int64_t millicores) {
-  if (millicores % 1000 == 0) return std::to_string(millicores / 1000);
-  return fmt::format("{}m", millicores);
-}
-
-std::string memory_quantity(int64_t bytes) {
-  static constexpr std::pair<int64_t, const char*> kUnits[] = {{int64_t{1} << 50, "Pi"},
-                                                               {int64_t{1} << 40, "Ti"},
-                                                               {int64_t{1} << 30, "Gi"},
-                                                               {int64_t{1} << 20, "Mi"},
-                                                               {int64_t{1} << 10, "Ki"}};
-  if (bytes == 0) return "0";
-  for (const auto& [size, suffix] : kUnits) {
-    if (bytes % size == 0) return fmt::format("{}{}", bytes / size, suffix);
-  }
-  return std::to_string(bytes);
-}
-
 std::string node_internal_ip(size_t index) {
   const size_t host = index + 1;
   return fmt::format("10.{}.{}.{}", 64 + (host >> 16) % 64, (host >> 8) & 0xFF, host & 0xFF);
@@ -66,8 +38,8 @@ json node_object(const NodeSpec& node, const GpuModelCatalog& models, size_t ind
   labels["kubernetes.io/hostname"] = node.name;
   labels["kubernetes.io/os"] = "linux";
   labels["kubernetes.io/arch"] = "amd64";
-  json resources = {{"cpu", cpu_quantity(node.allocatable.cpu_milli)},
-                    {"memory", memory_quantity(node.allocatable.memory_bytes)},
+  json resources = {{"cpu", wire::format_quantity_milli(node.allocatable.cpu_milli)},
+                    {"memory", wire::format_bytes(node.allocatable.memory_bytes)},
                     {"pods", "110"},
                     {"ephemeral-storage", "1Ti"}};
   if (node.gpu_count() > 0) {
@@ -80,7 +52,7 @@ json node_object(const NodeSpec& node, const GpuModelCatalog& models, size_t ind
   }
   json taints = json::array();
   for (const Taint& taint : node.taints) {
-    json entry = {{"key", taint.key}, {"effect", effect_name(taint.effect)}};
+    json entry = {{"key", taint.key}, {"effect", wire::taint_effect_name(taint.effect)}};
     if (!taint.value.empty()) entry["value"] = taint.value;
     taints.push_back(std::move(entry));
   }
@@ -89,7 +61,7 @@ json node_object(const NodeSpec& node, const GpuModelCatalog& models, size_t ind
   if (!node.schedulable) {
     spec["unschedulable"] = true;
     // What the node lifecycle controller adds to a cordoned node.
-    taints.push_back({{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"}, {"timeAdded", now}});
+    taints.push_back({{"key", "node.kubernetes.io/unschedulable"}, {"effect", wire::taint_effect_name(TaintEffect::kNoSchedule)}, {"timeAdded", now}});
   }
   if (!taints.empty()) spec["taints"] = taints;
   return {

@@ -12,10 +12,6 @@
 
 namespace tessera::apiserver {
 
-// "96" for whole cores, else millicores: "95500m".
-std::string cpu_quantity(int64_t millicores);
-// The largest binary unit that divides it: "768Gi", "512Mi", or plain bytes.
-std::string memory_quantity(int64_t bytes);
 // The node's InternalIP; `index` is its position in the cluster.
 std::string node_internal_ip(size_t index);
 

@@ -5,7 +5,7 @@
 
 #include "apiserver/disruption_budgets.h"
 #include "apiserver/resource_api.h"
-#include "apiserver/timestamps.h"
+#include "wire/timestamp.h"
 
 namespace tessera::apiserver {
 
@@ -61,7 +61,7 @@ ApiResult<Ok> ResourceApi::bind(const std::string& namespace_name, const std::st
         // PodScheduled=True, updating the condition in place when there is one.
         json& conditions = pod["status"]["conditions"];
         if (!conditions.is_array()) conditions = json::array();
-        const std::string now = rfc3339(WallClock::now());
+        const std::string now = wire::format_time(wire::WallClock::now());
         auto scheduled = std::find_if(conditions.begin(), conditions.end(), [](const json& condition) {
           return condition.value("type", "") == "PodScheduled";
         });

@@ -12,7 +12,7 @@
 #include "apiserver/metadata_validation.h"
 #include "apiserver/pod_admission.h"
 #include "apiserver/selectors.h"
-#include "apiserver/timestamps.h"
+#include "wire/timestamp.h"
 
 namespace tessera::apiserver {
 
@@ -20,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string now_text() { return rfc3339(WallClock::now()); }
+std::string now_text() { return wire::format_time(wire::WallClock::now()); }
 
 bool is_core(const ResourceType& type, const char* plural) { return type.group.empty() && type.plural == plural; }
 bool is_crd(const ResourceType& type) {
@@ -510,7 +510,7 @@ ApiResult<DeleteOutcome> ResourceApi::remove(const ResourceType& type, const std
                 metadata.value("deletionGracePeriodSeconds", int64_t{0}) <= grace) {
               return Change::keep();
             }
-            metadata["deletionTimestamp"] = rfc3339(WallClock::now() + std::chrono::seconds(grace));
+            metadata["deletionTimestamp"] = wire::format_time(wire::WallClock::now() + std::chrono::seconds(grace));
             metadata["deletionGracePeriodSeconds"] = grace;
             return Change::put(std::move(object));
           }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "apiserver/json_path.h"
+#include "wire/duration.h"
 
 namespace tessera::apiserver {
 
@@ -44,9 +45,9 @@ std::string text_or(const json& value, const std::string& fallback) {
 
 std::string age_of(const json& timestamp, WallClock::time_point now) {
   if (!timestamp.is_string()) return "<unknown>";
-  std::optional<WallClock::time_point> time = parse_rfc3339(timestamp.get<std::string>());
+  Result<WallClock::time_point> time = wire::parse_time_point(timestamp.get<std::string>());
   if (!time) return "<invalid>";
-  return human_duration(std::chrono::duration_cast<std::chrono::seconds>(now - *time));
+  return wire::human_duration(std::chrono::duration_cast<std::chrono::seconds>(now - *time));
 }
 
 Column column(std::string name, std::string type, int priority, std::string description, Cells cell) {

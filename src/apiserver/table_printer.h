@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "apiserver/resource_type.h"
-#include "apiserver/timestamps.h"
+#include "wire/timestamp.h"
 
 namespace tessera::apiserver {
+
+using wire::WallClock;
 
 // What each row carries in `object` (?includeObject=).
 enum class IncludeObject { kNone, kMetadata, kObject };

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "apiserver/node_objects.h"
-#include "apiserver/timestamps.h"
 #include "sim/scenario_loader.h"
+#include "wire/timestamp.h"
 
 namespace tessera {
 
@@ -97,7 +97,7 @@ int run_dev_nodes(const DevNodesFlags& flags) {
     return 1;
   }
   const ClusterSpec& cluster = *scenario->cluster;
-  const std::string now = apiserver::rfc3339(apiserver::WallClock::now());
+  const std::string now = wire::format_time(wire::WallClock::now());
   json items = json::array();
   for (size_t i = 0; i < cluster.nodes.size(); ++i) {
     json node = apiserver::node_object(cluster.nodes[i], cluster.models, i, now);
@@ -132,7 +132,8 @@ void add_dev_nodes_command(CLI::App& app, int& exit_code) {
   CLI::App* nodes = dev->add_subcommand(
       "nodes",
       "Print a cluster file's nodes as a v1 List of Node objects to create on a real API server: capacity with "
-      "nvidia.com/gpu, GPU labels and taints, annotated kwok.x-k8s.io/node=fake for KWOK to simulate, and no conditions "
+      "nvidia.com/gpu, GPU labels and taints, annotated kwok.x-k8s.io/node=fake for KWOK to simulate, and no "
+      "conditions "
       "(KWOK reports them; see scripts/real-cluster.sh)");
   nodes->add_option("--nodes", flags->nodes, "The nodes: builtin:NAME, an Alibaba node-list CSV, or a scenario YAML")
       ->required();

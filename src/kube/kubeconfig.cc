@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <optional>
 
-#include "kube/base64.h"
 #include "kube/file_text.h"
 #include "kube/tls_credentials.h"
+#include "wire/base64.h"
 
 namespace tessera::kube {
 namespace {
@@ -111,7 +111,7 @@ class KubeconfigReader {
     auto data = string_field(entry.node, data_key, entry.field);
     if (!data) return data.error();
     if (!data->empty()) {
-      auto decoded = decode_base64(*data);
+      auto decoded = wire::decode_base64(*data);
       if (!decoded) return error(join(entry.field, data_key), "not valid base64");
       return *decoded;
     }

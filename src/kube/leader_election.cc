@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "kube/micro_time.h"
+#include "wire/timestamp.h"
 
 namespace tessera::kube {
 namespace {
@@ -49,7 +49,7 @@ struct LeaderElector::Impl {
     return {{"holderIdentity", config.identity},
             {"leaseDurationSeconds", lease_duration_seconds},
             {"acquireTime", acquire_time},
-            {"renewTime", format_micro_time(now)},
+            {"renewTime", wire::format_micro_time(now)},
             {"leaseTransitions", transitions}};
   }
 
@@ -62,8 +62,8 @@ struct LeaderElector::Impl {
       return true;
     }
     if (response && response->status == 409) return false;
-    const std::string cause = response ? fmt::format("HTTP {} {}", response->status, response->reason())
-                                       : response.error().message;
+    const std::string cause =
+        response ? fmt::format("HTTP {} {}", response->status, response->reason()) : response.error().message;
     {
       std::lock_guard lock(failure_mutex);
       auto [it, inserted] = last_failure.try_emplace(operation, cause);
@@ -71,10 +71,9 @@ struct LeaderElector::Impl {
       it->second = cause;
     }
     if (config.on_failure) {
-      config.on_failure(fmt::format("leader election: {} the lease {}/{} failed: {}", operation,
-                                    config.lease_namespace, config.lease_name,
-                                    response ? fmt::format("HTTP {}: {}", response->status, response->error_message())
-                                             : cause));
+      config.on_failure(fmt::format(
+          "leader election: {} the lease {}/{} failed: {}", operation, config.lease_namespace, config.lease_name,
+          response ? fmt::format("HTTP {}: {}", response->status, response->error_message()) : cause));
     }
     return false;
   }
@@ -94,7 +93,7 @@ struct LeaderElector::Impl {
     const auto wall_now = std::chrono::system_clock::now();
     auto read = client.get(lease_path);
     if (read && read->status == 404) {
-      nlohmann::json spec = spec_now(wall_now, format_micro_time(wall_now), 0);
+      nlohmann::json spec = spec_now(wall_now, wire::format_micro_time(wall_now), 0);
       const nlohmann::json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                                     {"kind", "Lease"},
                                     {"metadata", {{"name", config.lease_name}, {"namespace", config.lease_namespace}}},
@@ -121,10 +120,10 @@ struct LeaderElector::Impl {
     }
     const int64_t previous_transitions = integer_field(spec, "leaseTransitions", 0);
     const std::string acquire_time = text_field(spec, "acquireTime");
-    nlohmann::json next = held_by_us
-                              ? spec_now(wall_now, acquire_time.empty() ? format_micro_time(wall_now) : acquire_time,
-                                         previous_transitions)
-                              : spec_now(wall_now, format_micro_time(wall_now), previous_transitions + 1);
+    nlohmann::json next =
+        held_by_us ? spec_now(wall_now, acquire_time.empty() ? wire::format_micro_time(wall_now) : acquire_time,
+                              previous_transitions)
+                   : spec_now(wall_now, wire::format_micro_time(wall_now), previous_transitions + 1);
     lease["spec"] = next;  // metadata.resourceVersion stays: the write is conditional on it
     auto written = client.put(lease_path, lease);
     if (!succeeded(written, "updating")) return Attempt::kFailed;  // 409: someone else wrote first
@@ -190,7 +189,7 @@ struct LeaderElector::Impl {
         text_field(lease["spec"], "holderIdentity") != config.identity) {
       return;
     }
-    const std::string now = format_micro_time(std::chrono::system_clock::now());
+    const std::string now = wire::format_micro_time(std::chrono::system_clock::now());
     lease["spec"] = {{"holderIdentity", ""},
                      {"leaseDurationSeconds", 1},
                      {"acquireTime", now},

@@ -18,110 +18,25 @@
 #include "policy/fair_share.h"
 #include "policy/queue_validation.h"
 #include "sim/alibaba_trace.h"
+#include "wire/quantity.h"
+#include "wire/taint_effect.h"
 
 namespace tessera {
 
 // ---------------------------------------------------------------------------------------------
-// Kubernetes quantities.
+// Kubernetes quantities, as the API server reads them; a scenario has no use for negative ones.
 
-namespace {
-
-// 128-bit arithmetic keeps a quantity exact until the final rounding. `__extension__` tells
-// -Wpedantic that the non-standard type is deliberate.
-__extension__ typedef unsigned __int128 Wide;
-
-struct QuantitySuffix {
-  std::string_view text;
-  Wide numerator;  // the suffix multiplies the number by numerator / denominator
-  Wide denominator;
-};
-
-constexpr Wide power(Wide base, int exponent) {
-  Wide result = 1;
-  for (int i = 0; i < exponent; ++i) result *= base;
-  return result;
+std::optional<int64_t> parse_cpu_milli(std::string_view text) {
+  Result<int64_t> milli = wire::parse_quantity_milli(text);
+  if (!milli || *milli < 0) return std::nullopt;
+  return *milli;
 }
 
-constexpr QuantitySuffix kQuantitySuffixes[] = {
-    {"", 1, 1},
-    {"m", 1, 1000},
-    {"k", power(10, 3), 1},
-    {"M", power(10, 6), 1},
-    {"G", power(10, 9), 1},
-    {"T", power(10, 12), 1},
-    {"P", power(10, 15), 1},
-    {"E", power(10, 18), 1},
-    {"Ki", power(2, 10), 1},
-    {"Mi", power(2, 20), 1},
-    {"Gi", power(2, 30), 1},
-    {"Ti", power(2, 40), 1},
-    {"Pi", power(2, 50), 1},
-    {"Ei", power(2, 60), 1},
-};
-
-// Integer digits beyond this cannot give an int64 result even after dividing by 1000 ("m").
-constexpr size_t kMaxIntegerDigits = 22;
-// Fraction digits kept exactly; any later non-zero digit only rounds the result up.
-constexpr size_t kMaxFractionDigits = 15;
-
-bool all_digits(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+std::optional<int64_t> parse_memory_bytes(std::string_view text) {
+  Result<int64_t> bytes = wire::parse_quantity(text);
+  if (!bytes || *bytes < 0) return std::nullopt;
+  return *bytes;
 }
-
-Wide digits_value(std::string_view digits) {
-  Wide value = 0;
-  for (char digit : digits) value = value * 10 + static_cast<Wide>(digit - '0');
-  return value;
-}
-
-// The quantity `text` times `unit` (1000 for millicores, 1 for bytes), rounded up, as
-// Kubernetes rounds a quantity up to the precision asked for.
-std::optional<int64_t> parse_quantity(std::string_view text, Wide unit) {
-  if (text.starts_with('+')) text.remove_prefix(1);
-  const size_t number_end = std::min(text.find_first_not_of("0123456789."), text.size());
-  std::string_view number = text.substr(0, number_end);
-  std::string_view suffix_text = text.substr(number_end);
-
-  const size_t point = number.find('.');
-  std::string_view integer_digits = number.substr(0, point);
-  std::string_view fraction_digits = point == std::string_view::npos ? std::string_view() : number.substr(point + 1);
-  if (integer_digits.empty() && fraction_digits.empty()) return std::nullopt;
-  if (!all_digits(integer_digits) || !all_digits(fraction_digits)) return std::nullopt;  // a second '.'
-
-  const QuantitySuffix* suffix = nullptr;
-  for (const QuantitySuffix& candidate : kQuantitySuffixes) {
-    if (candidate.text == suffix_text) suffix = &candidate;
-  }
-  if (suffix == nullptr) return std::nullopt;
-
-  integer_digits.remove_prefix(std::min(integer_digits.find_first_not_of('0'), integer_digits.size()));
-  while (fraction_digits.ends_with('0')) fraction_digits.remove_suffix(1);
-  if (integer_digits.size() > kMaxIntegerDigits) return std::nullopt;
-  const bool dropped_fraction = fraction_digits.size() > kMaxFractionDigits;  // the dropped tail ends non-zero
-  fraction_digits = fraction_digits.substr(0, kMaxFractionDigits);
-
-  const Wide numerator = suffix->numerator * unit;
-  const Wide denominator = suffix->denominator;
-  const Wide integer_part = digits_value(integer_digits);
-  const Wide int64_limit = static_cast<Wide>(std::numeric_limits<int64_t>::max());
-  if (integer_part > (int64_limit + 1) * denominator / numerator) return std::nullopt;
-
-  // value = (integer_part + fraction / 10^digits) * numerator / denominator, kept exact: every
-  // product below stays under 2^127 given the bounds checked above.
-  const Wide fraction_scale = power(10, static_cast<int>(fraction_digits.size()));
-  const Wide scaled = integer_part * numerator * fraction_scale + digits_value(fraction_digits) * numerator;
-  const Wide divisor = fraction_scale * denominator;
-  Wide result = scaled / divisor;
-  if (scaled % divisor != 0 || dropped_fraction) ++result;
-  if (result > int64_limit) return std::nullopt;
-  return static_cast<int64_t>(result);
-}
-
-}  // namespace
-
-std::optional<int64_t> parse_cpu_milli(std::string_view text) { return parse_quantity(text, 1000); }
-
-std::optional<int64_t> parse_memory_bytes(std::string_view text) { return parse_quantity(text, 1); }
 
 // ---------------------------------------------------------------------------------------------
 // Scenario YAML.
@@ -454,13 +369,10 @@ Labels read_labels(const YamlMap& parent, std::string_view key) {
 }
 
 std::optional<TaintEffect> read_effect(const YamlMap& map, std::string_view key) {
-  constexpr std::string_view kExpected = "NoSchedule, PreferNoSchedule or NoExecute";
-  auto text = map.string(key, kExpected);
+  auto text = map.string(key, wire::kTaintEffectNames);
   if (!text) return std::nullopt;
-  if (*text == "NoSchedule") return TaintEffect::kNoSchedule;
-  if (*text == "PreferNoSchedule") return TaintEffect::kPreferNoSchedule;
-  if (*text == "NoExecute") return TaintEffect::kNoExecute;
-  map.report(key, fmt::format("{} is not a taint effect (expected {})", in_quotes(*text), kExpected));
+  if (std::optional<TaintEffect> effect = wire::parse_taint_effect(*text)) return effect;
+  map.report(key, fmt::format("{} is not a taint effect (expected {})", in_quotes(*text), wire::kTaintEffectNames));
   return std::nullopt;
 }
 
@@ -470,7 +382,7 @@ std::vector<Taint> read_taints(const YamlMap& parent, std::string_view key) {
   for (size_t i = 0; i < items.size(); ++i) {
     YamlMap map(parent.problems(), items[i], place_of(items[i], item_path(parent.field(key), i)), kTaintKeys);
     map.require("key", "the taint's key");
-    map.require("effect", "NoSchedule, PreferNoSchedule or NoExecute");
+    map.require("effect", wire::kTaintEffectNames);
     Taint taint;
     taint.key = map.name("key", "the taint's key").value_or("");
     taint.value = map.string("value", "the taint's value").value_or("");
@@ -863,8 +775,8 @@ QueuePart read_queues(Problems& problems, const YAML::Node& node, const Place& p
   for (const QueueProblem& warning : quota_warnings(*tree)) {
     const auto queue = tree->find(warning.queue);
     const Place& entry = places[queue.value_or(0)].entry;
-    part.warnings.push_back(fmt::format("{}: field '{}': {}", location(problems.source(), entry.mark), entry.field,
-                                        warning.message));
+    part.warnings.push_back(
+        fmt::format("{}: field '{}': {}", location(problems.source(), entry.mark), entry.field, warning.message));
   }
   part.tree.emplace(std::move(*tree));
   return part;
@@ -907,9 +819,9 @@ GpuModelSet read_gpu_models(const YamlMap& pod, const GpuModelCatalog* catalog) 
     if (!model) continue;
     std::optional<GpuModelId> id = catalog->find(*model);
     if (!id) {
-      pod.problems().report(items[i].Mark(), item_path(path, i),
-                            fmt::format("unknown GPU model {}; {} (expected one of them)", in_quotes(*model),
-                                        catalog->description()));
+      pod.problems().report(
+          items[i].Mark(), item_path(path, i),
+          fmt::format("unknown GPU model {}; {} (expected one of them)", in_quotes(*model), catalog->description()));
       continue;
     }
     allowed.add(*id);

@@ -47,8 +47,9 @@ struct ScenarioParts {
 Result<ScenarioParts> parse_scenario_yaml(std::string_view yaml_text, std::string_view source,
                                           const TextResolver& resolve, const ClusterSpec* cluster_hint);
 
-// Kubernetes quantity strings: "500m", "2", "1.5" (CPU -> millicores); "64Gi", "512Mi", "1G",
-// "1024" (memory -> bytes). Return nullopt for anything else or a negative value.
+// Kubernetes quantity strings as the API server reads them (wire/quantity.h): "500m", "2", "1.5"
+// (CPU -> millicores); "64Gi", "512Mi", "1G", "1024" (memory -> bytes). Return nullopt for
+// anything else or a negative value.
 std::optional<int64_t> parse_cpu_milli(std::string_view text);
 std::optional<int64_t> parse_memory_bytes(std::string_view text);
 

@@ -1,4 +1,4 @@
-#include "kube/quantity.h"
+#include "wire/quantity.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-namespace tessera::kube {
+namespace tessera::wire {
 
 namespace {
 
@@ -41,11 +41,11 @@ struct ExactQuantity {
   int power_of_two = 0;
 };
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_decimal_digit(char c) { return c >= '0' && c <= '9'; }
 
 std::string_view take_digits(std::string_view& text) {
   size_t end = 0;
-  while (end < text.size() && is_digit(text[end])) ++end;
+  while (end < text.size() && is_decimal_digit(text[end])) ++end;
   std::string_view digits = text.substr(0, end);
   text.remove_prefix(end);
   return digits;
@@ -193,4 +193,4 @@ std::string format_bytes(int64_t bytes) {
   return fmt::format("{}", bytes);
 }
 
-}  // namespace tessera::kube
+}  // namespace tessera::wire

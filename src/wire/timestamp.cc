@@ -1,70 +1,17 @@
-// Durations (Go's time.ParseDuration) and RFC 3339 timestamps, with calendar arithmetic of our
-// own so that no locale or time zone setting of the process changes a result.
+// Calendar arithmetic of our own, so that no locale or time zone setting of the process changes a
+// result.
+#include "wire/timestamp.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
-#include "adapter/object_translation.h"
-
-namespace tessera::adapter {
+namespace tessera::wire {
 
 namespace {
-
-struct DurationUnit {
-  std::string_view text;
-  double seconds;
-};
-constexpr DurationUnit kDurationUnits[] = {{"ns", 1e-9}, {"us", 1e-6}, {"\u00b5s", 1e-6}, {"\u03bcs", 1e-6},
-                                           {"ms", 1e-3}, {"s", 1},     {"m", 60},         {"h", 3600}};
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// Reads digits[.digits] or .digits from the front of `text`; nullopt when there is no digit.
-std::optional<double> take_decimal(std::string_view& text) {
-  size_t end = 0;
-  size_t digit_count = 0;
-  for (; end < text.size() && is_digit(text[end]); ++end) ++digit_count;
-  if (end < text.size() && text[end] == '.') {
-    for (++end; end < text.size() && is_digit(text[end]); ++end) ++digit_count;
-  }
-  if (digit_count == 0) return std::nullopt;
-  std::string digits(text.substr(0, end));
-  if (digits.ends_with('.')) digits.pop_back();  // "5." is 5; from_chars wants a digit after '.'
-  double value = 0;
-  std::from_chars(digits.data(), digits.data() + digits.size(), value);  // locale-independent
-  text.remove_prefix(end);
-  return value;
-}
-
-std::optional<double> read_duration(std::string_view text) {
-  double sign = 1;
-  if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
-    sign = text[0] == '-' ? -1 : 1;
-    text.remove_prefix(1);
-  }
-  if (text == "0") return 0.0;
-  if (text.empty()) return std::nullopt;
-  double total = 0;
-  while (!text.empty()) {
-    std::optional<double> number = take_decimal(text);
-    if (!number) return std::nullopt;
-    const DurationUnit* unit = nullptr;
-    for (const DurationUnit& candidate : kDurationUnits) {
-      // The longest unit that matches: "ms" before "m".
-      if (text.starts_with(candidate.text) && (unit == nullptr || candidate.text.size() > unit->text.size())) {
-        unit = &candidate;
-      }
-    }
-    if (unit == nullptr) return std::nullopt;
-    text.remove_prefix(unit->text.size());
-    total += *number * unit->seconds;
-  }
-  if (!std::isfinite(total)) return std::nullopt;
-  return sign * total;
-}
 
 // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
 int64_t days_from_civil(int64_t year, int64_t month, int64_t day) {
@@ -101,12 +48,14 @@ int64_t days_in_month(int64_t year, int64_t month) {
   return month == 2 && is_leap_year(year) ? 29 : kDays[month - 1];
 }
 
+bool is_time_digit(char c) { return c >= '0' && c <= '9'; }
+
 // Reads exactly `width` digits from the front of `text`.
 std::optional<int64_t> take_fixed(std::string_view& text, size_t width) {
   if (text.size() < width) return std::nullopt;
   int64_t value = 0;
   for (size_t i = 0; i < width; ++i) {
-    if (!is_digit(text[i])) return std::nullopt;
+    if (!is_time_digit(text[i])) return std::nullopt;
     value = value * 10 + (text[i] - '0');
   }
   text.remove_prefix(width);
@@ -119,8 +68,14 @@ bool take_char(std::string_view& text, std::string_view allowed) {
   return true;
 }
 
-// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)
-std::optional<double> read_timestamp(std::string_view text) {
+// Seconds since the epoch and the fraction's microseconds (further digits are dropped).
+struct ReadTime {
+  int64_t seconds = 0;
+  int64_t micros = 0;
+  double fraction = 0;
+};
+
+std::optional<ReadTime> read_time(std::string_view text) {
   const auto year = take_fixed(text, 4);
   if (!year || !take_char(text, "-")) return std::nullopt;
   const auto month = take_fixed(text, 2);
@@ -137,16 +92,18 @@ std::optional<double> read_timestamp(std::string_view text) {
       *second > 59) {
     return std::nullopt;
   }
-  double fraction = 0;
+  ReadTime time;
   if (take_char(text, ".")) {
     double scale = 0.1;
     size_t digits = 0;
-    while (digits < text.size() && is_digit(text[digits])) {
-      fraction += (text[digits] - '0') * scale;
+    while (digits < text.size() && is_time_digit(text[digits])) {
+      time.fraction += (text[digits] - '0') * scale;
+      if (digits < 6) time.micros = time.micros * 10 + (text[digits] - '0');
       scale /= 10;
       ++digits;
     }
     if (digits == 0) return std::nullopt;
+    for (size_t padding = digits; padding < 6; ++padding) time.micros *= 10;
     text.remove_prefix(digits);
   }
   int64_t offset_seconds = 0;
@@ -161,55 +118,66 @@ std::optional<double> read_timestamp(std::string_view text) {
     offset_seconds = sign * (*offset_hours * 3600 + *offset_minutes * 60);
   }
   if (!text.empty()) return std::nullopt;
-  const int64_t local = days_from_civil(*year, *month, *day) * 86400 + *hour * 3600 + *minute * 60 + *second;
-  return static_cast<double>(local - offset_seconds) + fraction;
+  time.seconds = days_from_civil(*year, *month, *day) * 86400 + *hour * 3600 + *minute * 60 + *second - offset_seconds;
+  return time;
+}
+
+Error not_a_time(std::string_view text) {
+  return Error{
+      fmt::format("'{}' is not an RFC 3339 timestamp: expected YYYY-MM-DDTHH:MM:SS with an optional "
+                  "fraction and Z or an offset, as in \"2026-11-21T10:00:00Z\"",
+                  text)};
 }
 
 // Years 0001 to 9999, the range RFC 3339 writes with four digits.
-constexpr double kFirstSecond = -62135596800.0;  // 0001-01-01T00:00:00Z
-constexpr double kLastSecond = 253402300799.0;   // 9999-12-31T23:59:59Z
+constexpr int64_t kFirstSecond = -62135596800;  // 0001-01-01T00:00:00Z
+constexpr int64_t kLastSecond = 253402300799;   // 9999-12-31T23:59:59Z
 
 int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0) ? 1 : 0); }
 
-std::string format_utc(int64_t seconds) {
+// "YYYY-MM-DDTHH:MM:SS" of a second already within the four-digit years.
+std::string format_utc_seconds(int64_t seconds) {
   const int64_t days = floor_div(seconds, 86400);
   const int64_t second_of_day = seconds - days * 86400;
   const CivilDate date = civil_from_days(days);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", date.year, date.month, date.day, second_of_day / 3600,
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", date.year, date.month, date.day, second_of_day / 3600,
                      second_of_day / 60 % 60, second_of_day % 60);
 }
 
-double clamp_time(double unix_seconds) {
-  if (!std::isfinite(unix_seconds)) return 0;
-  return std::clamp(unix_seconds, kFirstSecond, kLastSecond);
-}
+int64_t clamp_seconds(int64_t seconds) { return std::clamp(seconds, kFirstSecond, kLastSecond); }
 
 }  // namespace
 
-Result<double> parse_duration_seconds(std::string_view text) {
-  std::optional<double> seconds = read_duration(text);
-  if (!seconds) {
-    return Error{
-        fmt::format("'{}' is not a duration: expected numbers with units (ns, us, ms, s, m, h), "
-                    "as in \"90s\", \"10m\" or \"1h30m\"",
-                    text)};
-  }
-  return *seconds;
+std::string format_time(double unix_seconds) {
+  if (!std::isfinite(unix_seconds)) unix_seconds = 0;
+  const double clamped =
+      std::clamp(std::floor(unix_seconds), static_cast<double>(kFirstSecond), static_cast<double>(kLastSecond));
+  return format_utc_seconds(static_cast<int64_t>(clamped)) + "Z";
 }
 
-Result<double> parse_timestamp(std::string_view text) {
-  std::optional<double> seconds = read_timestamp(text);
-  if (!seconds) {
-    return Error{
-        fmt::format("'{}' is not an RFC 3339 timestamp: expected YYYY-MM-DDTHH:MM:SS with an optional "
-                    "fraction and Z or an offset, as in \"2026-11-21T10:00:00Z\"",
-                    text)};
-  }
-  return *seconds;
+std::string format_time(WallClock::time_point time) {
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(time).time_since_epoch().count();
+  return format_utc_seconds(clamp_seconds(seconds)) + "Z";
 }
 
-std::string format_timestamp(double unix_seconds) {
-  return format_utc(static_cast<int64_t>(std::floor(clamp_time(unix_seconds))));
+std::string format_micro_time(WallClock::time_point time) {
+  const int64_t micros = std::chrono::floor<std::chrono::microseconds>(time).time_since_epoch().count();
+  const int64_t seconds = floor_div(micros, 1'000'000);
+  const int64_t clamped = clamp_seconds(seconds);
+  return fmt::format("{}.{:06}Z", format_utc_seconds(clamped), clamped == seconds ? micros - seconds * 1'000'000 : 0);
 }
 
-}  // namespace tessera::adapter
+Result<double> parse_time(std::string_view text) {
+  std::optional<ReadTime> time = read_time(text);
+  if (!time) return not_a_time(text);
+  return static_cast<double>(time->seconds) + time->fraction;
+}
+
+Result<WallClock::time_point> parse_time_point(std::string_view text) {
+  std::optional<ReadTime> time = read_time(text);
+  if (!time) return not_a_time(text);
+  return WallClock::time_point{std::chrono::duration_cast<WallClock::duration>(
+      std::chrono::seconds{time->seconds} + std::chrono::microseconds{time->micros})};
+}
+
+}  // namespace tessera::wire

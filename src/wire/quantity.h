@@ -7,7 +7,7 @@
 
 #include "core/result.h"
 
-namespace tessera::kube {
+namespace tessera::wire {
 
 // The quantity's value in thousandths ("500m" -> 500, "2" -> 2000, "1Ki" -> 1024000), rounded
 // up as the API server does. Errors say what was expected.
@@ -19,4 +19,4 @@ std::string format_quantity_milli(int64_t milli);
 // Bytes as the largest exact binary suffix: "20Gi", "1536Mi", "1000".
 std::string format_bytes(int64_t bytes);
 
-}  // namespace tessera::kube
+}  // namespace tessera::wire
