@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -168,12 +169,95 @@ TEST(Cycle, RecentUsageLowersTheOverQuotaShareOfAQueueThatHadMore) {
   EXPECT_DOUBLE_EQ(even.shares.share(heavy, 0), 4);
   std::vector<ResourceVector> usage(world.tree().size(), ResourceVector(3, 0.0));
   usage[heavy][0] = 8;  // it held all 8 GPUs lately, twice its share
+  world.carried().recent_usage = usage;
+  world.carried().usage_at = 2;
   CycleOptions options;
   options.fair_share.usage_penalty = 1;
-  CycleResult penalised = world.cycle(2, options, usage);
+  CycleResult penalised = world.cycle(2, options);
   EXPECT_LT(penalised.shares.share(heavy, 0), 4);
   EXPECT_GT(penalised.shares.share(light, 0), 4);
   EXPECT_DOUBLE_EQ(penalised.shares.share(heavy, 0) + penalised.shares.share(light, 0), 8);
+}
+
+// What a cycle leaves to the next (CarriedState): the remembered use fades with its half-life.
+TEST(CycleCarriedState, RememberedUseFadesWithItsHalfLife) {
+  SchedulerWorld world(uniform_cluster(1, 8), {gpu_queue("heavy", "", 0), gpu_queue("light", "", 0)});
+  for (int i = 0; i < 6; ++i) world.submit(fmt::format("h{}", i), "heavy", {}, 0);
+  const QueueIndex heavy = *world.tree().find("heavy");
+  const QueueIndex light = *world.tree().find("light");
+  CycleOptions options;
+  options.fair_share.usage_penalty = 1;
+  options.fair_share.usage_half_life_seconds = 100;
+  world.cycle(0, options);
+  // The first cycle remembers nothing yet, and keeps what each queue holds after it.
+  ASSERT_EQ(world.carried().held.size(), world.tree().size());
+  EXPECT_DOUBLE_EQ(resource_at(world.carried().held[heavy], 0), 6);
+  EXPECT_DOUBLE_EQ(world.carried().usage_at, 0);
+  // One half-life of holding 6 GPUs is remembered as 3; a second one as 4.5.
+  world.cycle(100, options);
+  EXPECT_DOUBLE_EQ(resource_at(world.carried().recent_usage[heavy], 0), 3);
+  EXPECT_DOUBLE_EQ(resource_at(world.carried().recent_usage[light], 0), 0);
+  world.cycle(200, options);
+  EXPECT_DOUBLE_EQ(resource_at(world.carried().recent_usage[heavy], 0), 4.5);
+  EXPECT_DOUBLE_EQ(world.carried().usage_at, 200);
+}
+
+TEST(CycleCarriedState, TimeBasedFairnessOffLeavesTheMemoryAlone) {
+  SchedulerWorld world(uniform_cluster(1, 8), {gpu_queue("team", "", 8)});
+  world.submit("job", "team", {}, 0);
+  world.cycle(0);
+  world.cycle(100);
+  EXPECT_TRUE(world.carried().recent_usage.empty());
+  EXPECT_TRUE(world.carried().held.empty());
+}
+
+TEST(CycleCarriedState, AQueueThatUsedMoreLatelyGetsLessOfWhatIsFree) {
+  // Both ask for all 8 GPUs; "heavy" held all of them for three half-lives before (7 remembered).
+  SchedulerWorld world(uniform_cluster(1, 8), {gpu_queue("heavy", "", 0), gpu_queue("light", "", 0)});
+  CycleOptions options;
+  options.fair_share.usage_penalty = 2;
+  options.fair_share.usage_half_life_seconds = 100;
+  std::vector<WorkloadId> early;
+  for (int i = 0; i < 8; ++i) early.push_back(world.submit(fmt::format("early{}", i), "heavy", {}, 0));
+  for (double now : {0.0, 100.0, 200.0}) world.cycle(now, options);
+  for (WorkloadId id : early) world.workloads().finish(id, world.cluster());
+  for (int i = 0; i < 8; ++i) {
+    world.submit(fmt::format("h{}", i), "heavy", {}, 300);
+    world.submit(fmt::format("l{}", i), "light", {}, 300);
+  }
+  CycleResult result = world.cycle(300, options);
+  EXPECT_DOUBLE_EQ(resource_at(world.carried().recent_usage[*world.tree().find("heavy")], 0), 7);
+  const QueueIndex heavy = *world.tree().find("heavy");
+  const QueueIndex light = *world.tree().find("light");
+  EXPECT_LT(result.shares.share(heavy, 0), 4);
+  EXPECT_GT(result.shares.share(light, 0), 4);
+  EXPECT_LT(world.gpus_of("heavy"), world.gpus_of("light"));
+  EXPECT_EQ(world.gpus_of("heavy") + world.gpus_of("light"), 8);
+}
+
+TEST(CycleCarriedState, ARestartedSchedulerRebuildsTheRememberedUseFromWhatRuns) {
+  SchedulerWorld world(uniform_cluster(2, 8),
+                       {gpu_queue("org", "", 16), gpu_queue("a", "org", 8), gpu_queue("b", "org", 8)});
+  world.submit("a-big", "a", {.pods = 4}, 0);
+  world.submit("b-small", "b", {.pods = 2}, 0);
+  world.cycle(0);
+  world.submit("b-later", "b", {.pods = 2}, 50);
+  world.cycle(50);
+  world.submit("b-waiting", "b", {.pods = 20}, 60);  // pending: no use
+  world.cycle(60);
+  const std::vector<ResourceVector> usage =
+      usage_of_running_work(world.workloads(), world.cluster(), world.tree(), world.meter(), 100, 100);
+  const QueueIndex a = *world.tree().find("a");
+  const QueueIndex b = *world.tree().find("b");
+  const QueueIndex org = *world.tree().find("org");
+  // 4 GPUs held for one half-life: 2; 2 for one half-life and 2 for half of one: 1 + 2 (1 - 2^-0.5).
+  EXPECT_DOUBLE_EQ(resource_at(usage[a], 0), 2);
+  EXPECT_NEAR(resource_at(usage[b], 0), 1 + 2 * (1 - std::exp2(-0.5)), 1e-12);
+  EXPECT_NEAR(resource_at(usage[org], 0), resource_at(usage[a], 0) + resource_at(usage[b], 0), 1e-12);
+  // Work that started just now is not remembered yet.
+  EXPECT_DOUBLE_EQ(
+      resource_at(usage_of_running_work(world.workloads(), world.cluster(), world.tree(), world.meter(), 0, 100)[a], 0),
+      0);
 }
 
 TEST(Cycle, GangStartsWhole_OrNotAtAll_WithAReasonNamingThePod) {

@@ -80,7 +80,7 @@ TEST(ScenarioLibrary, GangBehindNotebooksStartsOnlyWithReservations) {
   // The gang (2 h of work) finishes last: its completion time is the longest.
   auto gang_completion = [&](bool reservations) {
     TimelineOptions options;
-    options.reservations.enabled = reservations;
+    options.cycle.reservations.enabled = reservations;
     auto result = run_timeline_policy(*scenario, "tessera", options);
     EXPECT_TRUE(result.ok()) << result.error().message;
     return result.ok() && result->cycle ? result->cycle->jct_seconds.max : -1.0;

@@ -66,16 +66,17 @@ class SchedulerWorld {
     return workloads_.add(std::move(spec), queue_index.value_or(0), cluster_, at);
   }
 
-  // Runs a cycle, handing it the reservations the last one returned, as the simulator does.
-  CycleResult cycle(double now, const CycleOptions& options = {}, std::span<const ResourceVector> recent_usage = {}) {
-    auto result = run_cycle({cluster_, placer_, workloads_, tree_, meter_, now, recent_usage, reservations_}, options);
+  // Runs a cycle, handing it what the last one left (reservations, remembered use), as the
+  // simulator and the adapter do.
+  CycleResult cycle(double now, const CycleOptions& options = {}) {
+    auto result = run_cycle({cluster_, placer_, workloads_, tree_, meter_, now, &carried_}, options);
     EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
     if (!result.ok()) return CycleResult{};
-    reservations_ = result->reservations;
     return std::move(*result);
   }
-  // The reservations in force after the last cycle.
-  const std::vector<Reservation>& reservations() const { return reservations_; }
+  // What the last cycle left for the next: the reservations in force, the remembered use.
+  const std::vector<Reservation>& reservations() const { return carried_.reservations; }
+  CarriedState& carried() { return carried_; }
 
   // GPUs the leaf queue's running pods hold.
   double gpus_of(const std::string& queue) const {
@@ -95,6 +96,7 @@ class SchedulerWorld {
   ClusterState& cluster() { return cluster_; }
   WorkloadSet& workloads() { return workloads_; }
   const QueueTree& tree() const { return tree_; }
+  const ResourceMeter& meter() const { return meter_; }
 
  private:
   std::shared_ptr<ClusterSpec> cluster_spec_;
@@ -104,7 +106,7 @@ class SchedulerWorld {
   PlacementPolicyPtr policy_;
   Placer placer_;
   WorkloadSet workloads_;
-  std::vector<Reservation> reservations_;
+  CarriedState carried_;
 };
 
 }  // namespace tessera::testing

@@ -307,6 +307,59 @@ struct KubeScheduler::Impl {
     }
   }
 
+  // What the last cycle left, in this snapshot's ids. Queues and resources are matched by name;
+  // a queue or resource new since then starts with no remembered use. The first cycle with
+  // time-based fairness on (after a start or a restart) rebuilds the remembered use from the
+  // work that runs.
+  CarriedState carried_in(const Snapshot& snapshot, double now) const {
+    CarriedState carried;
+    carried.reservations = reservations_in(snapshot);
+    if (options.cycle.fair_share.usage_penalty <= 0) return carried;
+    const QueueTree& tree = *snapshot.tree;
+    if (!memory.usage_known) {
+      carried.recent_usage = usage_of_running_work(snapshot.workloads, *snapshot.cluster, tree, *snapshot.meter, now,
+                                                   options.cycle.fair_share.usage_half_life_seconds);
+      carried.usage_at = now;
+      return carried;
+    }
+    auto in_ids = [&tree](const SchedulerMemory::QueueAmounts& kept) {
+      std::vector<ResourceVector> amounts(tree.size(), ResourceVector(tree.resource_count(), 0.0));
+      for (QueueIndex queue = 0; queue < tree.size(); ++queue) {
+        auto of_queue = kept.find(tree.spec(queue).name);
+        if (of_queue == kept.end()) continue;
+        for (ResourceId resource = 0; resource < tree.resource_count(); ++resource) {
+          auto amount = of_queue->second.find(tree.resources().name(resource));
+          if (amount != of_queue->second.end()) amounts[queue][resource] = amount->second;
+        }
+      }
+      return amounts;
+    };
+    carried.recent_usage = in_ids(memory.recent_usage);
+    carried.held = in_ids(memory.held);
+    carried.usage_at = memory.usage_at;
+    return carried;
+  }
+
+  void keep_carried(const Snapshot& snapshot, const CarriedState& carried) {
+    keep_reservations(snapshot, carried.reservations);
+    if (options.cycle.fair_share.usage_penalty <= 0) return;
+    const QueueTree& tree = *snapshot.tree;
+    auto by_name = [&tree](const std::vector<ResourceVector>& amounts) {
+      SchedulerMemory::QueueAmounts kept;
+      for (QueueIndex queue = 0; queue < tree.size() && queue < amounts.size(); ++queue) {
+        auto& of_queue = kept[tree.spec(queue).name];
+        for (ResourceId resource = 0; resource < tree.resource_count(); ++resource) {
+          of_queue[tree.resources().name(resource)] = resource_at(amounts[queue], resource);
+        }
+      }
+      return kept;
+    };
+    memory.recent_usage = by_name(carried.recent_usage);
+    memory.held = by_name(carried.held);
+    memory.usage_at = carried.usage_at;
+    memory.usage_known = true;
+  }
+
   void run_cycle_once() {
     const double now = unix_now();
     cycle_started_at = now;
@@ -339,17 +392,17 @@ struct KubeScheduler::Impl {
     }
     Placer placer(**policy);
     const auto engine_start = Clock::now();
-    const std::vector<Reservation> reservations = reservations_in(*snapshot);
-    auto result = run_cycle(
-        {*snapshot->cluster, placer, snapshot->workloads, *snapshot->tree, *snapshot->meter, now, {}, reservations},
-        options.cycle);
+    CarriedState carried = carried_in(*snapshot, now);
+    auto result =
+        run_cycle({*snapshot->cluster, placer, snapshot->workloads, *snapshot->tree, *snapshot->meter, now, &carried},
+                  options.cycle);
     cycle_timing.engine_seconds = seconds_since(engine_start);
     if (!result) {
       log_line(fmt::format("cycle failed: {}", result.error().message));
       cycle_started_at = 0;
       return;
     }
-    keep_reservations(*snapshot, result->reservations);
+    keep_carried(*snapshot, carried);
     const Decisions decisions = decide(*snapshot, before, *result);
     const auto bind_start = Clock::now();
     carry_out(decisions, observed, now);
@@ -589,6 +642,15 @@ struct KubeScheduler::Impl {
     metrics.set_gauge_family("tessera_queue_fair_share", std::move(fair));
     metrics.set_gauge_family("tessera_queue_deserved", std::move(deserved));
     metrics.set_gauge_family("tessera_queue_requested", std::move(requested));
+    if (options.cycle.fair_share.usage_penalty > 0) {
+      std::vector<std::pair<std::map<std::string, std::string>, double>> recent;
+      for (const auto& [queue, amounts] : memory.recent_usage) {
+        for (const auto& [resource, amount] : amounts) {
+          recent.push_back({{{"queue", queue}, {"resource", resource}}, (resource == "cpu" ? 1e-3 : 1.0) * amount});
+        }
+      }
+      metrics.set_gauge_family("tessera_queue_recent_usage", std::move(recent));
+    }
   }
 
   int run(const std::atomic<bool>& stop) {

@@ -1,9 +1,10 @@
 // What the adapter remembers between cycles beyond the API server's objects: bindings it made
-// that its caches have not yet seen, and room being made (victims evicted for a workload that
-// binds once they are gone). A restarted scheduler starts with none of it and loses nothing it
-// needs: an unseen binding is in the API server, a workload whose room plan is lost is pending
-// again and finds the freed room in its next cycle, and one whose reservation is lost makes a
-// new one.
+// that its caches have not yet seen, room being made (victims evicted for a workload that binds
+// once they are gone), reservations, and each queue's remembered use. A restarted scheduler
+// starts with none of it and loses nothing it needs: an unseen binding is in the API server, a
+// workload whose room plan is lost is pending again and finds the freed room in its next cycle,
+// one whose reservation is lost makes a new one, and the remembered use is rebuilt from the work
+// that runs (usage_of_running_work: it then misses only work that ended before the restart).
 #pragma once
 
 #include <map>
@@ -46,6 +47,14 @@ struct SchedulerMemory {
   // Workload key -> the nodes reserved for it, handed from one cycle to the next. A restarted
   // scheduler reserves again, for the same workload, once its wait passes the threshold.
   std::map<std::string, KeptReservation> reservations;
+  // Time-based fairness (--usage-penalty): queue name -> resource name -> the remembered use
+  // (`recent`) and what the queue held after the last cycle (`held`), as of `usage_at` (Unix
+  // seconds). Empty until the first cycle with the penalty on, which rebuilds it.
+  using QueueAmounts = std::map<std::string, std::map<std::string, double>>;
+  QueueAmounts recent_usage;
+  QueueAmounts held;
+  double usage_at = 0;
+  bool usage_known = false;
 };
 
 }  // namespace tessera::adapter

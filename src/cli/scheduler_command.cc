@@ -7,7 +7,7 @@
 #include <random>
 
 #include "adapter/kube_scheduler.h"
-#include "cli/reservation_flags.h"
+#include "cli/cycle_flags.h"
 #include "cli/stop_signal.h"
 #include "kube/api_client.h"
 #include "kube/kubeconfig.h"
@@ -27,12 +27,9 @@ struct SchedulerCommandOptions {
   std::string kubeconfig;
   std::string context;
   adapter::SchedulerOptions scheduler = with_default_listen();
-  bool no_consolidate = false;
-  bool no_reclaim = false;
-  bool no_preempt = false;
+  // A move is an eviction on Kubernetes (only pods a controller recreates come back): off unless asked.
+  CycleFlags cycle = {.reclaim_moves = false};
   bool no_events = false;
-  ReservationFlags reservations;
-  bool reclaim_moves = false;
 };
 
 std::string default_identity() {
@@ -57,11 +54,7 @@ int run_scheduler(SchedulerCommandOptions options) {
                stderr);
     return 2;
   }
-  options.scheduler.cycle.consolidate = !options.no_consolidate;
-  options.scheduler.cycle.reclaim = !options.no_reclaim;
-  options.scheduler.cycle.preempt = !options.no_preempt;
-  options.scheduler.cycle.reservations = options.reservations.reservations();
-  options.scheduler.cycle.reclaim_moves = options.reclaim_moves;
+  options.scheduler.cycle = options.cycle.options();
   options.scheduler.events = !options.no_events;
   if (options.scheduler.election.identity.empty()) options.scheduler.election.identity = default_identity();
   kube::ApiClient client(*config);
@@ -93,14 +86,9 @@ void add_scheduler_options(CLI::App* command, int& exit_code) {
       ->capture_default_str();
   command->add_option("--listen", options->scheduler.listen, "host:port for /metrics, /healthz and /readyz")
       ->capture_default_str();
-  command->add_flag("--no-consolidate", options->no_consolidate, "Never move running work to make room");
-  command->add_flag("--no-reclaim", options->no_reclaim, "Never reclaim resources lent to other queues");
-  command->add_flag("--no-preempt", options->no_preempt, "Never preempt within a queue");
+  add_cycle_flags(*command, options->cycle, "",
+                  ". A move is an eviction here: only pods a controller recreates come back");
   command->add_flag("--no-events", options->no_events, "Write no Kubernetes Events");
-  command->add_flag("--reclaim-moves", options->reclaim_moves,
-                    "Let reclaim move work of queues at their fair share to gather room on one node. A move is an "
-                    "eviction here: only pods a controller recreates come back");
-  add_reservation_flags(*command, options->reservations, "");
   command->add_flag("--leader-elect", options->scheduler.leader_elect,
                     "Run cycles only while holding the leader Lease (for several replicas)");
   command->add_option("--lease-namespace", options->scheduler.election.lease_namespace)->capture_default_str();

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/cycle_flags.h"
 #include "cli/policy_list.h"
-#include "cli/reservation_flags.h"
 #include "policy/policy_registry.h"
 #include "sim/arrival_replay.h"
 #include "sim/html_report.h"
@@ -34,10 +34,7 @@ struct SimOptions {
   double arrival_speedup = 1;
   double horizon_seconds = 0;
   double cycle_interval_seconds = 10;
-  double usage_penalty = 0;
-  double usage_half_life_seconds = 3600;
-  ReservationFlags reservations;
-  bool no_reclaim_moves = false;
+  CycleFlags cycle;
   int threads = 0;
   std::string json_path;
   std::string report_dir = "tessera-report";
@@ -235,10 +232,7 @@ int run_sim(SimOptions options) {
   TimelineOptions timeline;
   timeline.samples = options.samples;
   timeline.cycle_interval_seconds = options.cycle_interval_seconds;
-  timeline.usage_penalty = options.usage_penalty;
-  timeline.usage_half_life_seconds = options.usage_half_life_seconds;
-  timeline.reservations = options.reservations.reservations();
-  timeline.reclaim_moves = !options.no_reclaim_moves;
+  timeline.cycle = options.cycle.options();
   timeline.arrival_speedup = options.arrival_speedup;
   timeline.horizon_seconds = options.horizon_seconds;
   timeline.threads = options.threads;
@@ -299,19 +293,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   sim->add_option("--cycle-interval", options->cycle_interval_seconds,
                   "Timeline mode, scenarios with queues: simulated seconds between two scheduling cycles (> 0)")
       ->capture_default_str();
-  sim->add_option("--usage-penalty", options->usage_penalty,
-                  "Timeline mode, scenarios with queues: time-based fairness; shrink the over-quota weight of queues "
-                  "that used more than their fair share recently by this factor (0: off)")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
-  sim->add_option("--usage-half-life", options->usage_half_life_seconds,
-                  "Timeline mode, time-based fairness: half-life in seconds of the remembered use (> 0)")
-      ->check(CLI::Range(1e-3, 1e12))
-      ->capture_default_str();
-  sim->add_flag("--no-reclaim-moves", options->no_reclaim_moves,
-                "Timeline mode, scenarios with queues: reclaim only evicts; it never moves work of queues at their "
-                "fair share to gather the room it frees on one node");
-  add_reservation_flags(*sim, options->reservations, "Timeline mode, scenarios with queues: ");
+  add_cycle_flags(*sim, options->cycle, "Timeline mode, scenarios with queues: ", "");
   sim->add_option("--json", options->json_path,
                   "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");
   sim->add_option("--report", options->report_dir, "Directory for the HTML report (index.html) and results.json")

@@ -70,6 +70,8 @@ struct FairShareOptions {
   // where fair_share is the share computed without the penalty; the shares are then computed
   // again with those weights. Deserved quotas are untouched.
   double usage_penalty = 0;
+  // Half-life in seconds of the remembered use (decay_usage) the penalty compares.
+  double usage_half_life_seconds = 3600;
 };
 
 // Per queue (leaves and inner queues, by queue index), per resource.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 
 #include "scheduler/actions.h"
 #include "scheduler/cycle_context.h"
@@ -49,8 +50,9 @@ bool exceeds_a_limit(const QueueTree& tree, const ResourceMeter& meter, const Cl
 // The reservations handed in that still stand for a pending workload, each node reserved once.
 std::vector<Reservation> valid_reservations(const CycleInputs& inputs) {
   std::vector<Reservation> valid;
+  if (inputs.carried == nullptr) return valid;
   std::vector<char> taken(static_cast<size_t>(inputs.cluster.node_count()), 0);
-  for (const Reservation& reservation : inputs.reservations) {
+  for (const Reservation& reservation : inputs.carried->reservations) {
     const WorkloadId id = reservation.workload;
     if (id < 0 || static_cast<size_t>(id) >= inputs.workloads.size() || inputs.workloads[id].finished ||
         inputs.workloads[id].pods.empty() || !inputs.workloads.is_pending(id, inputs.cluster))
@@ -105,7 +107,8 @@ std::vector<char> limited_leaves(const QueueTree& tree) {
   return limited;
 }
 
-Result<StartingLoads> measure_loads(const CycleInputs& inputs) {
+// `recent_usage`: per queue, the remembered use time-based fairness compares; empty: none.
+Result<StartingLoads> measure_loads(const CycleInputs& inputs, std::span<const ResourceVector> recent_usage) {
   const QueueTree& tree = inputs.queues;
   const ResourceMeter& meter = inputs.meter;
   const size_t resources = tree.resource_count();
@@ -114,10 +117,10 @@ Result<StartingLoads> measure_loads(const CycleInputs& inputs) {
   for (QueueLoad& load : measured.loads) {
     load.demand.assign(resources, 0.0);
     load.allocated.assign(resources, 0.0);
-    if (!inputs.recent_usage.empty()) load.recent_usage.assign(resources, 0.0);
+    if (!recent_usage.empty()) load.recent_usage.assign(resources, 0.0);
   }
-  for (QueueIndex queue = 0; queue < tree.size() && queue < inputs.recent_usage.size(); ++queue) {
-    measured.loads[queue].recent_usage = inputs.recent_usage[queue];
+  for (QueueIndex queue = 0; queue < tree.size() && queue < recent_usage.size(); ++queue) {
+    measured.loads[queue].recent_usage = recent_usage[queue];
   }
   const std::vector<char> limited = limited_leaves(tree);
   for (WorkloadId id : inputs.workloads.active()) {
@@ -172,7 +175,15 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
     return Error{fmt::format("the resource meter counts {} resources but the queue tree has {}",
                              inputs.meter.resource_count(), inputs.queues.resource_count())};
   }
-  auto measured = measure_loads(inputs);
+  // Time-based fairness compares what each queue used lately, brought up to now.
+  std::span<const ResourceVector> recent_usage;
+  const bool remembers_usage = inputs.carried != nullptr && options.fair_share.usage_penalty > 0;
+  if (remembers_usage) {
+    fade_into_recent_usage(*inputs.carried, inputs.queues.size(), inputs.now,
+                           options.fair_share.usage_half_life_seconds);
+    recent_usage = inputs.carried->recent_usage;
+  }
+  auto measured = measure_loads(inputs, recent_usage);
   if (!measured) return measured.error();
   const auto fair_share_start = std::chrono::steady_clock::now();
   auto shares = compute_fair_shares(inputs.queues, inputs.meter.capacity(), measured->loads, options.fair_share);
@@ -194,6 +205,10 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
   CycleResult result = std::move(context.result());
   result.reservations = std::move(reservations);
   result.shares = context.shares();
+  if (inputs.carried != nullptr) {
+    inputs.carried->reservations = result.reservations;
+    if (remembers_usage) inputs.carried->held = result.allocated_after;
+  }
   result.total_seconds = seconds_since(cycle_start);
   return result;
 }

@@ -13,6 +13,7 @@
 #include "engine/placer.h"
 #include "engine/statement.h"
 #include "policy/fair_share.h"
+#include "scheduler/carried_state.h"
 #include "scheduler/pending_reason.h"
 #include "scheduler/resource_meter.h"
 #include "scheduler/workload_set.h"
@@ -79,17 +80,6 @@ struct ActionStats {
   int evictions = 0;  // Eviction records (whole workloads or extras)
 };
 
-// Nodes held for a pending workload while they drain (docs/design.md §4 step 2). Other work may not be
-// placed there, except work with a time limit that ends before the reservation is due. The
-// caller keeps the reservations a cycle returns and hands them to the next cycle.
-struct Reservation {
-  WorkloadId workload = -1;
-  std::vector<NodeIndex> nodes;
-  double since = 0;        // when it was made
-  double due = kNeverDue;  // when its nodes are expected free: the latest end, by time limit, of what
-                           // runs there; kNeverDue when something there has no time limit
-};
-
 struct CycleResult {
   std::vector<Operation> operations;  // every committed eviction and allocation, in order
   std::vector<Start> started;         // workloads whose gang started this cycle
@@ -99,7 +89,7 @@ struct CycleResult {
   FairShares shares;
   std::vector<QueueLoad> loads;                 // per queue: demand and allocation at the start
   std::vector<ResourceVector> allocated_after;  // per queue (inner ones summed): at the end
-  // In force after the cycle (pass them to the next); `reservations_made` of them are new.
+  // In force after the cycle (also kept in CycleInputs::carried); `reservations_made` of them are new.
   std::vector<Reservation> reservations;
   int reservations_made = 0;
   double fair_share_seconds = 0;
@@ -117,11 +107,9 @@ struct CycleInputs {
   const QueueTree& queues;
   const ResourceMeter& meter;  // built for queues.resources()
   double now = 0;
-  // Per queue, per resource: decayed past allocation for time-based fairness; empty: none.
-  std::span<const ResourceVector> recent_usage = {};
-  // The reservations the previous cycle returned. Those whose workload is no longer pending,
-  // and nodes out of range or reserved twice, are dropped.
-  std::span<const Reservation> reservations = {};
+  // What the previous cycle left, read and brought up to date by this one; nullptr: nothing is
+  // carried (no reservations, no remembered use), as for a one-off cycle.
+  CarriedState* carried = nullptr;
 };
 
 // Runs one cycle and applies its decisions to the cluster state. Fails only on inconsistent

@@ -176,6 +176,7 @@ class CycleReplay {
         options_(options),
         interval_(options.cycle_interval_seconds),
         gpu_(*tree.resources().find(kGpuResource)),
+        cycle_options_(options.cycle),
         cluster_(scenario.cluster),
         placer_(policy),
         meter_(*scenario.cluster, tree.resources()),
@@ -197,8 +198,6 @@ class CycleReplay {
       reclaim_min_[queue] = reclaim_min_runtime(tree, queue);
     }
     for (int a = 0; a < kActionCount; ++a) churn_[a].action = std::string(action_name(static_cast<Action>(a)));
-    cycle_options_.reservations = options.reservations;
-    cycle_options_.reclaim_moves = options.reclaim_moves;
   }
 
   Result<TimelinePolicyResult> run(std::string_view policy_name) {
@@ -248,7 +247,7 @@ class CycleReplay {
             end_reason = "stable";
             break;
           }
-          if (options_.skip_idle_cycles && options_.usage_penalty <= 0) {
+          if (options_.skip_idle_cycles && cycle_options_.fair_share.usage_penalty <= 0) {
             cycle = std::max(cycle + 1, static_cast<int64_t>(std::ceil((*wake - start_) / interval_ - 1e-9)));
             continue;
           }
@@ -389,7 +388,7 @@ class CycleReplay {
       }
     }
     gpu_pct_integral_ += gpu_allocated_pct() * dt;
-    for (const Reservation& reservation : reservations_)
+    for (const Reservation& reservation : carried_.reservations)
       reserved_node_seconds_ += static_cast<double>(reservation.nodes.size()) * dt;
     last_time_ = time;
   }
@@ -435,18 +434,8 @@ class CycleReplay {
 
     const auto wall_start = Clock::now();
     CycleInputs inputs{cluster_, placer_, workloads_, tree_, meter_, now};
-    inputs.reservations = reservations_;
-    if (options_.usage_penalty > 0) {
-      // What each queue held since the last cycle fades into its remembered use.
-      recent_usage_.resize(tree_.size());
-      for (QueueIndex queue = 0; queue < tree_.size() && queue < held_since_last_cycle_.size(); ++queue) {
-        recent_usage_[queue] = decay_usage(recent_usage_[queue], held_since_last_cycle_[queue],
-                                           now - last_usage_update_, options_.usage_half_life_seconds);
-      }
-      last_usage_update_ = now;
-      cycle_options_.fair_share.usage_penalty = options_.usage_penalty;
-      inputs.recent_usage = recent_usage_;
-    }
+    const size_t reservations_before = carried_.reservations.size();
+    inputs.carried = &carried_;
     auto result = run_cycle(inputs, cycle_options_);
     cycle_wall_seconds_.push_back(std::chrono::duration<double>(Clock::now() - wall_start).count());
     if (!result) return Error{fmt::format("the scheduling cycle at {}s failed: {}", now, result.error().message)};
@@ -480,12 +469,10 @@ class CycleReplay {
             fmt::format("invariant violated with {} after the cycle at {}s: {}", policy_name, now, violations.front())};
       }
     }
-    if (options_.usage_penalty > 0) held_since_last_cycle_ = result->allocated_after;
     last_pending_ = std::move(result->pending);  // the reasons reported at the end
     reservations_made_ += result->reservations_made;
     // A new reservation changes what the next cycle may place where.
-    const bool reserved = result->reservations_made > 0 || result->reservations.size() != reservations_.size();
-    reservations_ = std::move(result->reservations);
+    const bool reserved = result->reservations_made > 0 || result->reservations.size() != reservations_before;
     return !result->operations.empty() || reserved;
   }
 
@@ -900,14 +887,10 @@ class CycleReplay {
   const TimelineOptions& options_;
   const double interval_;
   const ResourceId gpu_;
-  CycleOptions cycle_options_;
-  std::vector<Reservation> reservations_;  // in force, handed from cycle to cycle
+  const CycleOptions& cycle_options_;
+  CarriedState carried_;  // reservations and remembered use, handed from cycle to cycle
   int64_t reservations_made_ = 0;
   double reserved_node_seconds_ = 0;
-  // Per queue, per resource: allocation remembered with the usage half-life (time-based fairness).
-  std::vector<ResourceVector> recent_usage_;
-  std::vector<ResourceVector> held_since_last_cycle_;
-  double last_usage_update_ = 0;
 
   ClusterState cluster_;
   Placer placer_;

@@ -32,16 +32,11 @@ struct TimelineOptions {
   // minimum runtime gives the same result as the one before, so it is not run. false runs every
   // cycle (the results are the same; only slower).
   bool skip_idle_cycles = true;
-  // Scenarios with queues: time-based fairness (docs/fair-share.md). A queue's allocation is
-  // remembered with this half-life, and over-quota weight shrinks by `usage_penalty` times the
-  // ratio by which its remembered use passed its fair share. 0 (the default) turns it off. With
-  // it on every cycle is run, since fair shares drift as the memory fades.
-  double usage_penalty = 0;
-  double usage_half_life_seconds = 3600;
-  // Scenarios with queues: nodes reserved for workloads that waited long for room (docs/design.md §4 step 2).
-  ReservationOptions reservations;
-  // Scenarios with queues: reclaim may move work of queues at their share (CycleOptions).
-  bool reclaim_moves = true;
+  // Scenarios with queues: the scheduling cycle's options, as `tessera scheduler` takes them
+  // (reservations, reclaim moves, time-based fairness...). With time-based fairness on
+  // (cycle.fair_share.usage_penalty > 0) every cycle is run, since fair shares drift as the
+  // remembered use fades.
+  CycleOptions cycle;
 };
 
 Result<TimelineReport> run_timeline_experiment(const Scenario& scenario, std::span<const std::string> policies,

@@ -207,6 +207,55 @@ def watch_expiry(cluster):
     assert relists and float(relists[0].split()[-1]) >= 1, relists
 
 
+def recent_usage(cluster, scheduler, queue):
+    """The remembered GPU use of `queue` that `scheduler` exports, or None (also while it starts)."""
+    prefix = f'tessera_queue_recent_usage{{queue="{queue}",resource="gpu"}} '
+    try:
+        metrics = cluster.metrics(scheduler)
+    except OSError:  # not listening yet
+        return None
+    lines = [line for line in metrics.splitlines() if line.startswith(prefix)]
+    return float(lines[0].split()[-1]) if lines else None
+
+
+def time_fairness(cluster):
+    """Time-based fairness: a queue that held every GPU lately gets less of them than one that did
+    not, also after a restart, which rebuilds the remembered use from the pods that run."""
+    flags = ("--usage-penalty", "10", "--usage-half-life", "10")
+    cluster.queue("heavy", 0)
+    cluster.queue("light", 0)
+    cluster.namespace("h")
+    cluster.namespace("l")
+    first = cluster.start_scheduler("first", *flags)
+    for i in range(8):
+        cluster.pod("h", f"early-{i}", queue="heavy")
+    wait_for("heavy holding every GPU", lambda: len(cluster.bound("h")) == 8)
+    time.sleep(4)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    # The new scheduler never saw the early pods start: it rebuilds their use from their start times.
+    second = cluster.start_scheduler("second", *flags)
+    wait_for("the restarted scheduler remembering heavy's use",
+             lambda: (recent_usage(cluster, "second", "heavy") or 0) > 6.5, timeout=60)
+    for name in list(cluster.pods("h")):
+        cluster.core.delete_namespaced_pod(name, "h", grace_period_seconds=0)
+    wait_for("the early pods gone", lambda: not cluster.pods("h"))
+    # Both queues ask for all 8 GPUs in one cycle: the scheduler waits while they are created.
+    second.send_signal(signal.SIGSTOP)
+    try:
+        for i in range(8):
+            cluster.pod("h", f"late-{i}", queue="heavy")
+            cluster.pod("l", f"late-{i}", queue="light")
+    finally:
+        second.send_signal(signal.SIGCONT)
+    wait_for("8 GPUs given out", lambda: len(cluster.bound("h")) + len(cluster.bound("l")) == 8, timeout=30)
+    heavy, light = len(cluster.bound("h")), len(cluster.bound("l"))
+    remembered = recent_usage(cluster, "second", "heavy")
+    print(f"time-fairness: after holding 8 GPUs, heavy (remembered use {remembered:.2f} GPUs) got {heavy} of 8, "
+          f"light {light}")
+    assert light > heavy, f"light got {light}, heavy {heavy}"
+
+
 def reservation(cluster):
     """A gang behind notebooks that can be neither evicted nor moved reserves both nodes; a later
     notebook without a deadline waits, one whose deadline ends before the reservation is due
@@ -618,6 +667,7 @@ SCENARIOS = {
     "watch-expiry": (watch_expiry, gpu_nodes(8), ["--watch-history", "20", "--max-watch-seconds", "1"],
                      ["--watch-cache-sizes=pods#0", "--etcd-compaction-interval=1s"]),
     "reservation": (reservation, gpu_nodes(2), [], []),
+    "time-fairness": (time_fairness, gpu_nodes(1), [], []),
     "quiet-periods": (quiet_periods, gpu_nodes(2), ["--fault-idle-close", "1"], None),
     "bad-queues": (bad_queues, gpu_nodes(2), [], []),
     "misconfigured": (misconfigured, gpu_nodes(1), [], None),
