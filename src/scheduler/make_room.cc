@@ -459,22 +459,66 @@ class RoomSearch {
                        const PlacementPass& pass) {
     const ClusterState& cluster = context_.cluster();
     const int node_count = cluster.node_count();
-    const int64_t need = pod.gpu.pending_milli(context_.typical_device_memory());
-    // The resources the queue rules compare for this workload (ResourceMeter::key_resources).
-    const uint8_t key_mask =
-        context_.gang_gpu_milli(request_.pending) > 0 ? VictimIndex::kHoldsGpu : VictimIndex::kHoldsCpuOrMemory;
+    const NodeQuest quest{
+        pod, pod.gpu.pending_milli(context_.typical_device_memory()),
+        pod.gpu.kind == GpuRequest::Kind::kWhole ? pod.gpu.whole_gpus : 0, budget, moves, for_workload, pass,
+        // The resources the queue rules compare for this workload (ResourceMeter::key_resources).
+        context_.gang_gpu_milli(request_.pending) > 0 ? VictimIndex::kHoldsGpu : VictimIndex::kHoldsCpuOrMemory};
+    const NodeIndex start = victims_.next_start() % std::max(1, node_count);
+    const SearchScope scope = scope_search(quest, start);
+    by_class_ = cluster.distinguishes_selector_of(pod);
+    class_fits_.assign(by_class_ ? static_cast<size_t>(cluster.node_class_count()) : 0, kNotChecked);
     int candidates_left = kCandidateNodes;
-    const int whole_gpus = pod.gpu.kind == GpuRequest::Kind::kWhole ? pod.gpu.whole_gpus : 0;
     NodeChoice best;
     NodeChoice choice;
-    const NodeIndex start = victims_.next_start() % std::max(1, node_count);
-    // The nodes to search, in order from `start` round the cluster.
-    // Only the nodes of queues that may give, unless those are a good part of the cluster anyway;
-    // either way in order from `start`, round the cluster.
+    NodeIndex next = start;
+    for (size_t step = 0; step < scope.count; ++step) {
+      NodeIndex node = next;
+      if (scope.listed_only) {
+        node = node_list_[step];
+      } else {
+        if (++next == node_count) next = 0;
+        if (scope.of_queues && !has_bit(scope.of_queues, node) && cluster.gpu_free_milli(node) < quest.need) continue;
+      }
+      if (!may_serve(cluster, node, quest)) continue;
+      if (!choose_victims(cluster, node, quest, best, choice)) continue;
+      if (moves) move_together(choice);
+      --candidates_left;
+      if (choice.better_than(best)) best = choice;
+      if (candidates_left == 0 || unbeatable(best, quest.need)) break;
+    }
+    if (best.node >= 0) victims_.next_start() = (best.node + 1) % std::max(1, node_count);
+    return best;
+  }
+
+  // One pod's search for a node: what it needs and under which terms.
+  struct NodeQuest {
+    const PodSpec& pod;
+    int64_t need;    // GPU milli
+    int whole_gpus;  // devices a whole-GPU pod asks for; 0 otherwise
+    int64_t budget;  // GPU milli that may be evicted for good
+    bool moves;      // units the rule may not take may move
+    WorkloadId for_workload;
+    const PlacementPass& pass;
+    uint8_t key_mask;  // VictimIndex::kHoldsGpu or kHoldsCpuOrMemory
+  };
+
+  // The nodes a search visits: all of them from `start` round the cluster, skipping those of no
+  // queue that may give (`of_queues`) whose free GPUs fall short; or, where those queues hold
+  // few nodes, only theirs, listed in node_list_ (`listed_only`).
+  struct SearchScope {
+    const uint64_t* of_queues = nullptr;
+    bool listed_only = false;
+    size_t count = 0;
+  };
+
+  // Which queues may give (accepted_, accepted_flag_, reach_cap_) and so which nodes to visit.
+  SearchScope scope_search(const NodeQuest& quest, NodeIndex start) {
+    const int node_count = context_.cluster().node_count();
     size_t listed = 0;
     const bool by_rule = request_.victims != VictimRule::kAny;  // the rule names the queues that may give
     // With moves any node with units may do: what the rule may not take may move.
-    const bool by_queue = by_rule && !moves;
+    const bool by_queue = by_rule && !quest.moves;
     accepted_flag_.assign(context_.tree().size(), by_rule ? 0 : 1);
     if (by_rule) {
       accepted_.clear();
@@ -491,95 +535,90 @@ class RoomSearch {
                           : request_.give_cap_milli.empty() ? INT64_MAX
                                                             : request_.give_cap_milli[queue];
     }
-    const bool listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
-    // Nodes of the queues that may give; without them, a node can take the pod only if its free
-    // GPUs suffice.
-    const uint64_t* of_queues = by_queue ? victims_.nodes_of_any(accepted_).data() : nullptr;
-    if (listed_only) list_nodes(of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
-    const size_t count = listed_only ? node_list_.size() : static_cast<size_t>(node_count);
-    by_class_ = cluster.distinguishes_selector_of(pod);
-    class_fits_.assign(by_class_ ? static_cast<size_t>(cluster.node_class_count()) : 0, kNotChecked);
-    NodeIndex next = start;
-    for (size_t step = 0; step < count; ++step) {
-      NodeIndex node = next;
-      if (listed_only) {
-        node = node_list_[step];
-      } else {
-        if (++next == node_count) next = 0;
-        if (of_queues && !has_bit(of_queues, node) && cluster.gpu_free_milli(node) < need) continue;
-      }
-      const std::span<const uint32_t> units = victims_.on_node(node);
-      if (units.empty()) continue;
-      // Skip, without looking at a victim, a node where even evicting every unit of the queues
-      // that may give would not free the GPUs the pod needs.
-      if (need > 0 &&
-          !(moves ? victims_.gpus_held_on(node) + cluster.gpu_free_milli(node) >= need : may_free(cluster, node, need)))
-        continue;
-      if (victims_.gpu_count(node) < whole_gpus) continue;
-      if (!fits_statically(cluster, node, pod)) continue;
-      if (!pass.admits(cluster.reservation(node))) continue;
-      const NodeSpec& spec = cluster.node_spec(node);
-      choice.node = node;
-      choice.top_priority = INT_MIN;
-      choice.gpu_milli = 0;
-      choice.pods = 0;
-      choice.victims.clear();
-      choice.moving.clear();
-      choice.evicted_milli = 0;
-      bool fits = false;
-      released_.clear();
-      ++node_visit_;  // clears taken_
-      for (uint32_t index : units) {
-        if (victims_.gone(index)) continue;
-        const WorkloadId workload = victims_.workload_of(index);
-        if (workload == request_.pending || workload == for_workload || touched(workload)) continue;
-        // A unit of a queue that may give nothing can be taken only if it holds none of the key
-        // resources; the rule decides the rest. What may not be taken may move, if moves are on.
-        const bool taken = (accepted_flag_[victims_.queue_of(index)] || !(victims_.holds(index) & key_mask)) &&
-                           eligible(index) && within_allowance(index);
-        if (!taken && !moves) continue;
-        const VictimIndex::Unit& unit = victims_.unit(index);
-        if (choice.victims.empty()) scratch_ = cluster.node_state(node);  // the node as its victims leave it
-        for (const VictimIndex::Member& member : victims_.members(index)) {
-          // A workload's extra may come before its whole unit, which holds that pod too.
-          if (std::find(released_.begin(), released_.end(), member.pod) != released_.end()) continue;
-          released_.push_back(member.pod);
-          if (member.node == node) {
-            scratch_.free += member.request;
-            for (int16_t device : victims_.devices(member)) {
-              scratch_.gpu_used_milli[static_cast<size_t>(device)] =
-                  static_cast<int16_t>(scratch_.gpu_used_milli[static_cast<size_t>(device)] - member.milli_per_device);
-            }
-          }
-          ++choice.pods;
-        }
-        choice.top_priority = std::max(choice.top_priority, unit.priority);
-        choice.gpu_milli += unit.gpu_milli;
-        choice.victims.push_back(index);
-        choice.moving.push_back(taken ? 0 : 1);
-        if (taken) choice.evicted_milli += unit.gpu_milli;
-        // More victims only raise the cost: stop once over budget or already worse than the best.
-        if (choice.evicted_milli > budget) break;
-        if (best.node >= 0 && (choice.top_priority > best.top_priority ||
-                               (choice.top_priority == best.top_priority && choice.gpu_milli > best.gpu_milli)))
-          break;
-        if (check_capacity(spec, scratch_, pod) == Predicate::kFits) {
-          fits = true;
-          break;
-        }
-      }
-      if (!fits) continue;
-      if (moves) move_together(choice);
-      --candidates_left;
-      if (choice.better_than(best)) best = choice;
-      if (candidates_left == 0) break;
-      // Nothing beats victims of the lowest priority running that free no more than the pod needs
-      // (or one GPU, for a fraction: the smallest whole-GPU victim).
-      if (best.top_priority <= victims_.min_priority() && best.gpu_milli <= std::max<int64_t>(need, kMilliPerGpu))
-        break;
+    SearchScope scope;
+    // Only the nodes of queues that may give, unless those are a good part of the cluster anyway.
+    scope.listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
+    scope.of_queues = by_queue ? victims_.nodes_of_any(accepted_).data() : nullptr;
+    if (scope.listed_only) list_nodes(scope.of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
+    scope.count = scope.listed_only ? node_list_.size() : static_cast<size_t>(node_count);
+    return scope;
+  }
+
+  // The cheap checks, before any victim is looked at: the node holds units, evicting every unit
+  // of the queues that may give could free the GPUs the pod needs, it has the devices, the pod
+  // may run there, and the pod's pass admits its reservation.
+  bool may_serve(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest) {
+    if (victims_.on_node(node).empty()) return false;
+    if (quest.need > 0 && !(quest.moves ? victims_.gpus_held_on(node) + cluster.gpu_free_milli(node) >= quest.need
+                                        : may_free(cluster, node, quest.need)))
+      return false;
+    if (victims_.gpu_count(node) < quest.whole_gpus) return false;
+    if (!fits_statically(cluster, node, quest.pod)) return false;
+    return quest.pass.admits(cluster.reservation(node));
+  }
+
+  // Into `choice`: the node's units in victim order until the pod fits on what they leave; false
+  // when it does not fit, or the victims would pass the budget or cost more than `best`.
+  bool choose_victims(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest, const NodeChoice& best,
+                      NodeChoice& choice) {
+    const NodeSpec& spec = cluster.node_spec(node);
+    choice.node = node;
+    choice.top_priority = INT_MIN;
+    choice.gpu_milli = 0;
+    choice.pods = 0;
+    choice.victims.clear();
+    choice.moving.clear();
+    choice.evicted_milli = 0;
+    released_.clear();
+    ++node_visit_;  // clears taken_
+    for (uint32_t index : victims_.on_node(node)) {
+      if (victims_.gone(index)) continue;
+      const WorkloadId workload = victims_.workload_of(index);
+      if (workload == request_.pending || workload == quest.for_workload || touched(workload)) continue;
+      // A unit of a queue that may give nothing can be taken only if it holds none of the key
+      // resources; the rule decides the rest. What may not be taken may move, if moves are on.
+      const bool taken = (accepted_flag_[victims_.queue_of(index)] || !(victims_.holds(index) & quest.key_mask)) &&
+                         eligible(index) && within_allowance(index);
+      if (!taken && !quest.moves) continue;
+      if (choice.victims.empty()) scratch_ = cluster.node_state(node);  // the node as its victims leave it
+      release(node, index, choice);
+      const VictimIndex::Unit& unit = victims_.unit(index);
+      choice.top_priority = std::max(choice.top_priority, unit.priority);
+      choice.gpu_milli += unit.gpu_milli;
+      choice.victims.push_back(index);
+      choice.moving.push_back(taken ? 0 : 1);
+      if (taken) choice.evicted_milli += unit.gpu_milli;
+      // More victims only raise the cost: stop once over budget or already worse than the best.
+      if (choice.evicted_milli > quest.budget) return false;
+      if (best.node >= 0 && (choice.top_priority > best.top_priority ||
+                             (choice.top_priority == best.top_priority && choice.gpu_milli > best.gpu_milli)))
+        return false;
+      if (check_capacity(spec, scratch_, quest.pod) == Predicate::kFits) return true;
     }
-    if (best.node >= 0) victims_.next_start() = (best.node + 1) % std::max(1, node_count);
-    return best;
+    return false;
+  }
+
+  // What the unit's pods free on the node, into scratch_, each pod once: a workload's extra may
+  // come before its whole unit, which holds that pod too.
+  void release(NodeIndex node, uint32_t index, NodeChoice& choice) {
+    for (const VictimIndex::Member& member : victims_.members(index)) {
+      if (std::find(released_.begin(), released_.end(), member.pod) != released_.end()) continue;
+      released_.push_back(member.pod);
+      if (member.node == node) {
+        scratch_.free += member.request;
+        for (int16_t device : victims_.devices(member)) {
+          scratch_.gpu_used_milli[static_cast<size_t>(device)] =
+              static_cast<int16_t>(scratch_.gpu_used_milli[static_cast<size_t>(device)] - member.milli_per_device);
+        }
+      }
+      ++choice.pods;
+    }
+  }
+
+  // Nothing beats victims of the lowest priority running that free no more than the pod needs
+  // (or one GPU, for a fraction: the smallest whole-GPU victim).
+  bool unbeatable(const NodeChoice& best, int64_t need) const {
+    return best.top_priority <= victims_.min_priority() && best.gpu_milli <= std::max<int64_t>(need, kMilliPerGpu);
   }
 
   CycleContext& context_;
