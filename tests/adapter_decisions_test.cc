@@ -51,6 +51,7 @@ struct PodOptions {
   std::string workload_type = "";
   bool terminating = false;
   std::string started = "2027-01-15T07:30:00Z";  // half an hour before kNow
+  json controller = nullptr;                     // an ownerReference: the Job, ReplicaSet... that made it
 };
 
 json pod(const std::string& ns, const std::string& name, const PodOptions& options) {
@@ -83,7 +84,19 @@ json pod(const std::string& ns, const std::string& name, const PodOptions& optio
     result["status"]["startTime"] = options.started;
   }
   if (options.terminating) result["metadata"]["deletionTimestamp"] = "2027-01-15T08:30:00Z";
+  if (!options.controller.is_null()) result["metadata"]["ownerReferences"] = json::array({options.controller});
   return result;
+}
+
+json controlled_by(const std::string& api_version, const std::string& kind, const std::string& name) {
+  return {{"apiVersion", api_version}, {"kind", kind}, {"name", name}, {"uid", "uid-" + name}, {"controller", true}};
+}
+
+json batch_job(const std::string& ns, const std::string& name, int parallelism) {
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata", {{"name", name}, {"namespace", ns}, {"uid", "uid-" + name}}},
+          {"spec", {{"parallelism", parallelism}, {"completions", parallelism}, {"completionMode", "Indexed"}}}};
 }
 
 json queue(const std::string& name, const std::string& parent, double deserved, double weight = 1) {
@@ -120,6 +133,12 @@ class World {
   World& add_queue(json value) {
     const std::string key = value["metadata"]["name"];
     observed_.queues[key] = object(std::move(value));
+    return *this;
+  }
+  World& add_job(json value) {
+    const std::string key =
+        value["metadata"]["namespace"].get<std::string>() + "/" + value["metadata"]["name"].get<std::string>();
+    observed_.owners.jobs[key] = object(std::move(value));
     return *this;
   }
   World& add_pod_group(json value) {
@@ -194,6 +213,81 @@ TEST(AdapterDecisions, GangBindsAllItsPodsOrWaitsWhole) {
   ASSERT_NE(waiting, nullptr);
   EXPECT_EQ(waiting->reason, "Unschedulable");
   EXPECT_EQ(waiting->pod_keys.size(), 4U);
+}
+
+TEST(AdapterDecisions, AJobsPodsStartAsOneGangWithoutAPodGroup) {
+  World world;
+  for (int i = 0; i < 4; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("team-a", "", 32));
+  world.add_job(batch_job("ml", "train", 4));
+  const json by_job = controlled_by("batch/v1", "Job", "train");
+  for (int i = 0; i < 4; ++i) world.add_pod(pod("ml", fmt::format("train-{}", i), {.gpus = 8, .controller = by_job}));
+  const Decisions decisions = world.cycle();
+  ASSERT_EQ(decisions.starts.size(), 1U);
+  EXPECT_EQ(decisions.starts.front().workload_key, "ml/Job/train");
+  EXPECT_EQ(decisions.starts.front().bindings.size(), 4U);
+  ASSERT_EQ(world.snapshot().workloads.size(), 1U);
+  EXPECT_EQ(world.snapshot().workloads[0].min_member(), 4);
+  EXPECT_TRUE(world.snapshot().workloads[0].spec.preemptible);
+}
+
+TEST(AdapterDecisions, AJobThatDoesNotFitStartsNoPodAndItsJobIsTold) {
+  World world;
+  for (int i = 0; i < 3; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("team-a", "", 32));
+  world.add_job(batch_job("ml", "train", 4));
+  const json by_job = controlled_by("batch/v1", "Job", "train");
+  for (int i = 0; i < 4; ++i) world.add_pod(pod("ml", fmt::format("train-{}", i), {.gpus = 8, .controller = by_job}));
+  const Decisions decisions = world.cycle();
+  EXPECT_TRUE(decisions.starts.empty());
+  const WaitingWorkload* waiting = waiting_of(decisions, "ml/Job/train");
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(waiting->reason, "Unschedulable");
+  EXPECT_EQ(waiting->pod_keys.size(), 4U);
+  ASSERT_TRUE(waiting->owner.has_value());
+  EXPECT_EQ(waiting->owner->describe(), "Job ml/train");
+  EXPECT_EQ(waiting->owner->uid, "uid-train");
+}
+
+TEST(AdapterDecisions, AJobsPodsWaitForTheirSiblingsAndForTheJob) {
+  World world;
+  for (int i = 0; i < 4; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("team-a", "", 32));
+  world.add_job(batch_job("ml", "train", 4));
+  for (int i = 0; i < 3; ++i) {
+    world.add_pod(
+        pod("ml", fmt::format("train-{}", i), {.gpus = 8, .controller = controlled_by("batch/v1", "Job", "train")}));
+  }
+  world.add_pod(pod("ml", "unseen-0", {.gpus = 1, .controller = controlled_by("batch/v1", "Job", "unseen")}));
+  const Decisions decisions = world.cycle();
+  EXPECT_TRUE(decisions.starts.empty());
+  const WaitingWorkload* incomplete = waiting_of(decisions, "ml/Job/train");
+  ASSERT_NE(incomplete, nullptr);
+  EXPECT_EQ(incomplete->reason, "GangIncomplete");
+  EXPECT_EQ(incomplete->message, "Job ml/train needs 4 pods to start together and has 3");
+  ASSERT_TRUE(incomplete->owner.has_value());
+  const WaitingWorkload* unseen = waiting_of(decisions, "ml/Job/unseen");
+  ASSERT_NE(unseen, nullptr);
+  EXPECT_EQ(unseen->reason, "OwnerNotSeen");
+  EXPECT_NE(unseen->message.find("Job ml/unseen"), std::string::npos) << unseen->message;
+}
+
+TEST(AdapterDecisions, DeploymentReplicasAreNotPreemptibleUnlessTheySaySo) {
+  World world;
+  world.add_node(gpu_node("node-0", 8));
+  world.add_queue(queue("team-a", "", 8));
+  const json by_replica_set = controlled_by("apps/v1", "ReplicaSet", "serve-7d9f");
+  world.add_pod(pod("ml", "serve-a", {.controller = by_replica_set}));
+  json willing = pod("ml", "serve-b", {.controller = by_replica_set});
+  willing["metadata"]["annotations"]["scheduling.tessera.dev/preemptible"] = "true";
+  world.add_pod(willing);
+  world.cycle();
+  ASSERT_EQ(world.snapshot().workloads.size(), 2U);
+  for (WorkloadId id = 0; id < 2; ++id) {
+    const Workload& workload = world.snapshot().workloads[id];
+    EXPECT_EQ(workload.min_member(), 1);
+    EXPECT_EQ(workload.spec.preemptible, workload.spec.name == "ml/serve-b") << workload.spec.name;
+  }
 }
 
 TEST(AdapterDecisions, IncompleteGangIsHeldWithItsCount) {

@@ -53,14 +53,15 @@ Decisions decide(const Snapshot& snapshot, const std::vector<std::optional<Bindi
                             snapshot.workload_pod_groups[index],
                             {},
                             std::string(pending_code_name(pending.reason.code)),
-                            describe(pending.reason, *snapshot.tree)};
+                            describe(pending.reason, *snapshot.tree),
+                            index < snapshot.workload_owners.size() ? snapshot.workload_owners[index] : std::nullopt};
     for (PodId pod : workloads[pending.workload].pods) {
       waiting.pod_keys.push_back(snapshot.pods[static_cast<size_t>(pod)].key);
     }
     decisions.waiting.push_back(std::move(waiting));
   }
   for (const HeldWorkload& held : snapshot.held) {
-    decisions.waiting.push_back({held.key, held.pod_group, held.pod_keys, held.reason, held.message});
+    decisions.waiting.push_back({held.key, held.pod_group, held.pod_keys, held.reason, held.message, held.owner});
   }
   return decisions;
 }

@@ -46,6 +46,7 @@ struct WaitingWorkload {
   std::vector<std::string> pod_keys;
   std::string reason;   // PendingCode name, or a HeldWorkload reason
   std::string message;  // the sentence (docs/design.md §7)
+  std::optional<ObjectRef> owner;  // the Job, JobSet... the user created: told too
 };
 
 struct Decisions {

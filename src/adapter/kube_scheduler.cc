@@ -76,11 +76,12 @@ struct KubeScheduler::Impl {
       }
       changed.notify_one();
     };
-    auto watch = [&](std::string path, std::string field_selector = "") {
+    auto watch = [&](std::string path, std::string field_selector = "", bool optional_kind = false) {
       kube::InformerOptions informer;
       informer.collection_path = std::move(path);
       informer.field_selector = std::move(field_selector);
       informer.watch_timeout_seconds = options.watch_timeout_seconds;
+      informer.optional_kind = optional_kind;
       return std::make_unique<kube::Informer>(client, informer, on_change);
     };
     nodes = watch("/api/v1/nodes");
@@ -90,10 +91,29 @@ struct KubeScheduler::Impl {
     queues = watch(fmt::format("/apis/{}/queues", kApiVersion));
     pod_groups = watch(fmt::format("/apis/{}/podgroups", kApiVersion));
     namespaces = watch("/api/v1/namespaces");
+    // The controllers whose pods are grouped without a PodGroup (workload_owners.h). A kind the
+    // cluster does not serve (its CRD is not installed) or this scheduler may not list is left
+    // empty, and looked for again now and then.
+    jobs = watch("/apis/batch/v1/jobs", "", true);
+    jobsets = watch("/apis/jobset.x-k8s.io/v1alpha2/jobsets", "", true);
+    pytorchjobs = watch("/apis/kubeflow.org/v1/pytorchjobs", "", true);
+    trainjobs = watch("/apis/trainer.kubeflow.org/v1alpha1/trainjobs", "", true);
   }
 
+  // Each informer with the name its metrics carry.
+  std::vector<std::pair<const char*, kube::Informer*>> named_informers() const {
+    return {{"nodes", nodes.get()},           {"pods", tessera_pods.get()},    {"bound-pods", bound_pods.get()},
+            {"queues", queues.get()},         {"podgroups", pod_groups.get()}, {"namespaces", namespaces.get()},
+            {"jobs", jobs.get()},             {"jobsets", jobsets.get()},      {"pytorchjobs", pytorchjobs.get()},
+            {"trainjobs", trainjobs.get()}};
+  }
   std::vector<kube::Informer*> informers() const {
-    return {nodes.get(), tessera_pods.get(), bound_pods.get(), queues.get(), pod_groups.get(), namespaces.get()};
+    std::vector<kube::Informer*> list;
+    for (const auto& [name, informer] : named_informers()) list.push_back(informer);
+    return list;
+  }
+  std::vector<kube::Informer*> owner_informers() const {
+    return {jobs.get(), jobsets.get(), pytorchjobs.get(), trainjobs.get()};
   }
   bool synced() const {
     for (const kube::Informer* informer : informers()) {
@@ -104,7 +124,9 @@ struct KubeScheduler::Impl {
   // Per informer, why its last request failed (empty where none did).
   std::vector<std::string> sync_errors() const {
     std::vector<std::string> errors;
-    for (const kube::Informer* informer : informers()) errors.push_back(informer->last_error());
+    for (const kube::Informer* informer : informers()) {
+      errors.push_back(informer->synced() ? "" : informer->last_error());
+    }
     return errors;
   }
 
@@ -145,10 +167,8 @@ struct KubeScheduler::Impl {
     metrics.set_gauge("tessera_cache_synced", synced() ? 1 : 0);
     metrics.set_gauge("tessera_leader", leader && leader->is_leader() ? 1 : (options.leader_elect ? 0 : 1));
     std::vector<std::pair<std::map<std::string, std::string>, double>> relists;
-    const char* names[] = {"nodes", "pods", "bound-pods", "queues", "podgroups", "namespaces"};
-    auto list = informers();
-    for (size_t i = 0; i < list.size(); ++i) {
-      relists.push_back({{{"resource", names[i]}}, static_cast<double>(list[i]->stats().relists_on_gone)});
+    for (const auto& [name, informer] : named_informers()) {
+      relists.push_back({{{"resource", name}}, static_cast<double>(informer->stats().relists_on_gone)});
     }
     metrics.set_gauge_family("tessera_informer_relists_total", std::move(relists));
     const EventStats written = events.stats();
@@ -170,6 +190,7 @@ struct KubeScheduler::Impl {
     observed.queues = queues->snapshot();
     observed.pod_groups = pod_groups->snapshot();
     observed.namespaces = namespaces->snapshot();
+    observed.owners = {jobs->snapshot(), jobsets->snapshot(), pytorchjobs->snapshot(), trainjobs->snapshot()};
     return observed;
   }
 
@@ -564,10 +585,19 @@ struct KubeScheduler::Impl {
   // numbers that change every cycle.
   void report_waiting(const Decisions& decisions, const ObservedObjects& observed, double now) {
     std::set<std::string> still_waiting;
+    std::set<std::string> waiting_owners;  // "Job ns/name" 
     std::vector<std::function<void()>> tasks;
     std::mutex written_mutex;
     for (const WaitingWorkload& waiting : decisions.waiting) {
       const std::string text = fmt::format("{}: {}", waiting.reason, waiting.message);
+      // The object the user created hears it too: `kubectl describe job` shows why nothing runs.
+      if (options.events && waiting.owner) {
+        const ObjectRef& owner = *waiting.owner;
+        events.state({owner.namespace_name, owner.kind, owner.api_version, owner.name, owner.uid, "Warning",
+                      "FailedScheduling", text},
+                     now);
+        waiting_owners.insert(owner.kind + " " + owner.namespace_name + "/" + owner.name);
+      }
       for (const std::string& pod_key : waiting.pod_keys) {
         auto pod = observed.pods.find(pod_key);
         if (pod == observed.pods.end()) continue;
@@ -602,7 +632,7 @@ struct KubeScheduler::Impl {
       if (kind == "Pod") return observed.pods.contains(key);
       if (kind == "PodGroup") return observed.pod_groups.contains(key);
       if (kind == "Queue") return observed.queues.contains(key);
-      return false;
+      return waiting_owners.contains(kind + " " + key);  // a Job, a JobSet...: while its pods wait
     });
   }
 
@@ -680,6 +710,12 @@ struct KubeScheduler::Impl {
     }
     sync_seconds = seconds_since(sync_start);
     log_line(fmt::format("caches synced in {:.2f} s", sync_seconds.load()));
+    for (const kube::Informer* informer : owner_informers()) {
+      if (informer->last_error().empty()) continue;
+      std::string why = informer->last_error();
+      while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+      log_line(fmt::format("not grouping by this kind of owner for now ({}); looked for again every 30 s", why));
+    }
     if (options.leader_elect) {
       kube::LeaderElectionConfig election = options.election;
       election.on_failure = log_line;
@@ -742,6 +778,7 @@ struct KubeScheduler::Impl {
   TaskPool api_pool;
   Metrics metrics;
   std::unique_ptr<kube::Informer> nodes, tessera_pods, bound_pods, queues, pod_groups, namespaces;
+  std::unique_ptr<kube::Informer> jobs, jobsets, pytorchjobs, trainjobs;
   std::unique_ptr<kube::LeaderElector> leader;
 
   std::mutex change_mutex;

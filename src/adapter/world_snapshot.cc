@@ -18,6 +18,7 @@ using nlohmann::json;
 // A pod as the snapshot sees it: read, with where it runs (cache or memory).
 struct ReadPod {
   PodInfo info;
+  std::optional<OwnedWorkload> owned;  // grouped by its controller (no PodGroup named)
   std::optional<PodPlacement> placement;  // bound in the cache, assumed, or planned
   double started_at = 0;
 };
@@ -68,6 +69,7 @@ class SnapshotBuilder {
   struct Group {
     std::string key;
     std::string pod_group;  // PodGroup key, empty for a single pod
+    std::optional<OwnedWorkload> owned;  // the workload its controller makes, without a PodGroup
     std::vector<ReadPod*> pods;
   };
 
@@ -98,8 +100,10 @@ class SnapshotBuilder {
       const bool tessera = pod.value("/spec/schedulerName"_json_pointer, std::string()) == kSchedulerName;
       const std::string node_name = pod.value("/spec/nodeName"_json_pointer, std::string());
       const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+      std::optional<OwnedWorkload> owned;
+      if (tessera && label(pod, kPodGroupLabel).empty()) owned = owned_workload(pod, observed_.owners);
       if (phase == "Succeeded" || phase == "Failed") {
-        if (tessera) record_phase(key, pod);
+        if (tessera) record_phase(key, pod, owned);
         continue;  // holds nothing
       }
       // Pods evicted for a room plan hold nothing, even before the cache shows them terminating:
@@ -110,14 +114,14 @@ class SnapshotBuilder {
         if (!node_name.empty()) add_foreign(pod, node_name);
         continue;
       }
-      record_phase(key, pod);
+      record_phase(key, pod, owned);
       auto info = pod_from_object(pod, models_);
       if (!info) {
         if (!node_name.empty()) add_foreign(pod, node_name);
         held_invalid_.push_back({key, label(pod, kPodGroupLabel), info.error().message});
         continue;
       }
-      ReadPod read{std::move(*info), std::nullopt, 0};
+      ReadPod read{std::move(*info), std::move(owned), std::nullopt, 0};
       read.started_at = read.info.started_at;
       if (!node_name.empty()) {
         read.placement = PodPlacement{node_name, read.info.gpu_indices, 0};
@@ -132,11 +136,13 @@ class SnapshotBuilder {
     }
   }
 
-  void record_phase(const std::string& key, const json& pod) {
+  void record_phase(const std::string& key, const json& pod, const std::optional<OwnedWorkload>& owned) {
     snapshot_.pod_phases[key] = pod_phase_named(pod.value("/status/phase"_json_pointer, std::string()));
     if (std::string group = label(pod, kPodGroupLabel); !group.empty()) {
       const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string("default"));
       snapshot_.pod_group_pods[ns + "/" + group].push_back(key);
+    } else if (owned && !owned->inference) {
+      snapshot_.pod_group_pods[owned->key].push_back(key);
     }
   }
 
@@ -213,7 +219,11 @@ class SnapshotBuilder {
     for (ReadPod& pod : pods_) {
       const PodInfo& info = pod.info;
       Group* group = nullptr;
-      if (info.pod_group.empty()) {
+      if (info.pod_group.empty() && pod.owned) {
+        group = &groups[pod.owned->key];
+        group->key = pod.owned->key;
+        group->owned = pod.owned;
+      } else if (info.pod_group.empty()) {
         group = &groups[info.key];
         group->key = info.key;
       } else {
@@ -227,7 +237,8 @@ class SnapshotBuilder {
     for (const auto& [key, pod_group, message] : held_invalid_) {
       const std::string ns = key.substr(0, key.find('/'));
       const std::string group_key = pod_group.empty() ? key : ns + "/" + pod_group;
-      snapshot_.held.push_back({group_key, pod_group.empty() ? "" : group_key, {key}, "InvalidPod", message});
+      snapshot_.held.push_back(
+          {group_key, pod_group.empty() ? "" : group_key, {key}, "InvalidPod", message, std::nullopt});
     }
     std::vector<Group> result;
     for (auto& [key, group] : groups) result.push_back(std::move(group));
@@ -333,7 +344,8 @@ class SnapshotBuilder {
   }
 
   void hold(const Group& group, std::string reason, std::string message) {
-    HeldWorkload held{group.key, group.pod_group, {}, std::move(reason), std::move(message)};
+    HeldWorkload held{group.key, group.pod_group, {}, std::move(reason), std::move(message), std::nullopt};
+    if (group.owned && !group.owned->inference) held.owner = group.owned->owner;
     for (const ReadPod* pod : group.pods) held.pod_keys.push_back(pod->info.key);
     snapshot_.held.push_back(std::move(held));
   }
@@ -369,13 +381,25 @@ class SnapshotBuilder {
         read_group = std::move(*parsed);
         pod_group = &*read_group;
       }
+      const OwnedWorkload* owned = group.owned ? &*group.owned : nullptr;
+      if (owned && !owned->waiting_for.empty()) {
+        for (const ReadPod* pod : group.pods) {
+          if (pod->placement) bind_untracked(*pod);
+        }
+        hold(group, "OwnerNotSeen",
+             fmt::format("waiting to see {}, which its pods belong to, to learn how many start together",
+                         owned->waiting_for));
+        continue;
+      }
       // Bound pods first, so that the gang (the first min_member) is what already runs.
       std::stable_sort(group.pods.begin(), group.pods.end(), [](const ReadPod* a, const ReadPod* b) {
         if (a->placement.has_value() != b->placement.has_value()) return a->placement.has_value();
         return a->info.name < b->info.name;
       });
       const PodInfo& first = group.pods.front()->info;
-      std::string queue = pod_group && !pod_group->queue.empty() ? pod_group->queue : first.queue_label;
+      std::string queue = pod_group && !pod_group->queue.empty() ? pod_group->queue
+                          : owned && !owned->queue.empty()        ? owned->queue
+                                                                  : first.queue_label;
       if (queue.empty()) queue = namespace_queue(first.namespace_name);
       const std::optional<QueueIndex> leaf = queue.empty() ? std::nullopt : tree.find(queue);
       if (!leaf || !tree.is_leaf(*leaf)) {
@@ -400,8 +424,8 @@ class SnapshotBuilder {
       }
       // Pods that finished count toward the gang: the rest need not wait for them again.
       int finished = 0;
-      if (pod_group) {
-        auto members = snapshot_.pod_group_pods.find(group.pod_group);
+      if (pod_group || (owned && !owned->inference)) {
+        auto members = snapshot_.pod_group_pods.find(pod_group ? group.pod_group : group.key);
         if (members != snapshot_.pod_group_pods.end()) {
           for (const std::string& key : members->second) {
             PodPhase phase = snapshot_.pod_phases[key];
@@ -409,14 +433,15 @@ class SnapshotBuilder {
           }
         }
       }
-      const int declared = pod_group ? pod_group->min_member : 1;
+      const int declared = pod_group ? pod_group->min_member : owned ? owned->min_member : 1;
       const int live = static_cast<int>(group.pods.size());
       int bound = 0;
       for (const ReadPod* pod : group.pods) bound += pod->placement ? 1 : 0;
       int min_member = std::max(1, declared - finished);
       if (bound == 0 && live < min_member) {
         hold(group, "GangIncomplete",
-             fmt::format("PodGroup {} needs {} pods to start together and has {}", group.pod_group, min_member, live));
+             fmt::format("{} needs {} pods to start together and has {}",
+                         pod_group ? "PodGroup " + group.pod_group : owned->owner.describe(), min_member, live));
         continue;
       }
       std::vector<ReadPod*> members = group.pods;
@@ -444,7 +469,9 @@ class SnapshotBuilder {
     for (const ReadPod* pod : members) priority = std::max(priority, pod->info.spec.priority);
     spec.priority = pod_group && pod_group->priority ? *pod_group->priority : priority;
     bool preemptible = first.spec.preemptible;
-    if (pod_group && pod_group->preemptible) {
+    if (group.owned && group.owned->inference && !first.preemptible_explicit) {
+      preemptible = false;  // an inference replica serves traffic: training does not take it back
+    } else if (pod_group && pod_group->preemptible) {
       preemptible = *pod_group->preemptible;
     } else if (pod_group && pod_group->kind && !first.preemptible_explicit) {
       preemptible = *pod_group->kind != WorkloadKind::kInteractive;
@@ -489,6 +516,8 @@ class SnapshotBuilder {
     workload.started_at = started_at;
     snapshot_.workload_keys.push_back(group.key);
     snapshot_.workload_pod_groups.push_back(group.pod_group);
+    snapshot_.workload_owners.push_back(group.owned && !group.owned->inference ? std::optional(group.owned->owner)
+                                                                               : std::nullopt);
   }
 
   const ObservedObjects& observed_;

@@ -12,6 +12,7 @@
 
 #include "adapter/object_translation.h"
 #include "adapter/scheduler_memory.h"
+#include "adapter/workload_owners.h"
 #include "core/result.h"
 #include "engine/cluster_state.h"
 #include "kube/informer.h"
@@ -29,6 +30,7 @@ struct ObservedObjects {
   std::map<std::string, kube::ObjectPtr> queues;
   std::map<std::string, kube::ObjectPtr> pod_groups;
   std::map<std::string, kube::ObjectPtr> namespaces;
+  OwnerObjects owners;  // Jobs, JobSets...: what groups pods that name no PodGroup
 };
 
 struct SnapshotPod {
@@ -44,8 +46,10 @@ struct HeldWorkload {
   std::string key;
   std::string pod_group;  // "namespace/name", empty for a single pod
   std::vector<std::string> pod_keys;
-  std::string reason;   // a machine-readable code: InvalidPod, NoQueue, NotLeafQueue, MissingPodGroup, GangIncomplete
+  std::string reason;  // a machine-readable code: InvalidPod, NoQueue, NotLeafQueue, MissingPodGroup, GangIncomplete,
+                       // OwnerNotSeen
   std::string message;  // the sentence
+  std::optional<ObjectRef> owner;  // the Job, JobSet... whose pods these are
 };
 
 struct Snapshot {
@@ -60,12 +64,14 @@ struct Snapshot {
   std::vector<SnapshotPod> pods;                   // by PodId
   std::vector<std::string> workload_keys;          // by WorkloadId: "namespace/podgroup" or "namespace/pod"
   std::vector<std::string> workload_pod_groups;    // by WorkloadId: PodGroup key, empty for a single pod
+  std::vector<std::optional<ObjectRef>> workload_owners;  // by WorkloadId: the Job, JobSet... it stands for
   std::vector<HeldWorkload> held;
   // Queue objects left out (unreadable, or their parent chain is broken) and accepted ones with
   // a quota that cannot all be met; each is reported on the Queue's own status.
   std::vector<QueueProblem> queue_problems;
   std::map<std::string, PodPhase> pod_phases;                      // every Tessera pod seen, for PodGroup status
-  std::map<std::string, std::vector<std::string>> pod_group_pods;  // PodGroup key -> its pod keys
+  // PodGroup key (or the key of a workload its owner makes, "ns/Job/name") -> its pod keys
+  std::map<std::string, std::vector<std::string>> pod_group_pods;
 };
 
 // Builds the world. Fails only when the queue tree as a whole is unusable (a cycle of parents,

@@ -105,6 +105,24 @@ std::vector<ResourceType> builtin_resources() {
                            .short_names = {"deploy"},
                            .categories = {"all"},
                            .status = true}));
+  // Stored only (no controller runs them): what a controller makes pods from, for the scheduler's
+  // grouping of those pods, with tests that act as the controller.
+  types.push_back(declare({.group = "apps",
+                           .version = "v1",
+                           .plural = "replicasets",
+                           .kind = "ReplicaSet",
+                           .short_names = {"rs"},
+                           .categories = {"all"},
+                           .status = true}));
+  types.push_back(declare({.group = "apps",
+                           .version = "v1",
+                           .plural = "statefulsets",
+                           .kind = "StatefulSet",
+                           .short_names = {"sts"},
+                           .categories = {"all"},
+                           .status = true}));
+  types.push_back(declare(
+      {.group = "batch", .version = "v1", .plural = "jobs", .kind = "Job", .categories = {"all"}, .status = true}));
   types.push_back(declare({.group = "coordination.k8s.io", .version = "v1", .plural = "leases", .kind = "Lease"}));
   types.push_back(declare({.group = "policy",
                            .version = "v1",

@@ -19,6 +19,7 @@ enum class Outcome {
   kGone,     // 410: the resourceVersion (or continue token) is too old; list afresh
   kFailed,   // any other failure: back off, then try again
   kStopped,  // stop() was called
+  kAbsent,   // list of an optional kind: not served or not allowed; the cache is empty
 };
 
 // Relists after 410 more often than this are spaced out by the backoff (a server that answers
@@ -57,6 +58,10 @@ struct Informer::Impl {
       if (need_list) {
         const Outcome listed = list();
         if (listed == Outcome::kStopped) return;
+        if (listed == Outcome::kAbsent) {
+          if (!sleep_for(options.absent_recheck_seconds)) return;
+          continue;
+        }
         if (listed != Outcome::kDone) {
           count(listed == Outcome::kGone ? &InformerStats::relists_on_gone : &InformerStats::errors);
           if (!sleep_for(backoff.next_delay_seconds())) return;
@@ -85,6 +90,7 @@ struct Informer::Impl {
           }
           last_relist_on_gone = Clock::now();
           break;
+        case Outcome::kAbsent:  // only a list ends so
         case Outcome::kFailed:  // resume the watch, from the last resourceVersion, after a pause
           count(&InformerStats::errors);
           if (!sleep_for(backoff.next_delay_seconds())) return;
@@ -114,6 +120,10 @@ struct Informer::Impl {
       if (stopping.load()) return Outcome::kStopped;
       if (!response) return failed(fmt::format("list {}: {}", options.collection_path, response.error().message));
       if (response->status == 410) return Outcome::kGone;  // the continue token expired
+      if (options.optional_kind && (response->status == 404 || response->status == 403)) {
+        return absent(fmt::format("list {}: HTTP {}: {}", options.collection_path, response->status,
+                                  response->error_message()));
+      }
       if (!response->ok()) {
         return failed(fmt::format("list {}: HTTP {}: {}", options.collection_path, response->status,
                                   response->error_message()));
@@ -209,6 +219,22 @@ struct Informer::Impl {
       resource_version = version;
     }
     return Outcome::kDone;
+  }
+
+  // An optional kind the server does not serve or lets this client list: an empty cache, synced.
+  Outcome absent(std::string message) {
+    {
+      std::lock_guard lock(mutex);
+      objects.clear();
+      last_error = std::move(message);
+    }
+    if (on_change) on_change();
+    {
+      std::lock_guard lock(mutex);
+      synced = true;
+    }
+    state_changed.notify_all();
+    return Outcome::kAbsent;
   }
 
   // Remembers why a request failed, for whoever waits on this informer.

@@ -29,6 +29,11 @@ struct InformerOptions {
   int watch_timeout_seconds = 300;  // asks the server to end each watch after about this long
   double backoff_initial_seconds = 0.2;
   double backoff_max_seconds = 10;
+  // A kind the cluster may not serve (a custom resource whose CRD is not installed) or this
+  // client may not list: a list answered 404 or 403 leaves the cache empty and synced, keeps the
+  // answer in last_error(), and is tried again after `absent_recheck_seconds`.
+  bool optional_kind = false;
+  double absent_recheck_seconds = 30;
 };
 
 struct InformerStats {
@@ -63,7 +68,8 @@ class Informer {
   std::map<std::string, ObjectPtr> snapshot() const;
   std::string resource_version() const;  // of the last list, event or bookmark applied
   // Why the last list or watch failed ("list /api/v1/pods: HTTP 403: ..."), until a list
-  // succeeds; empty when none failed. What a user needs when the cache does not sync.
+  // succeeds; empty when none failed. What a user needs when the cache does not sync, or why an
+  // optional kind's cache is empty.
   std::string last_error() const;
   InformerStats stats() const;
 

@@ -221,9 +221,13 @@ class Cluster:
                                                         "podgroups", name)
 
     def pod(self, namespace, name, gpus=1, queue=None, group=None, duration=None, labels=None, fraction=None,
-            annotations=None, deadline=None):
+            annotations=None, deadline=None, controller=None):
+        """A Tessera pod; `controller` (a dict with apiVersion, kind, name, uid) makes it that object's,
+        as when a Job or ReplicaSet controller creates it."""
         metadata = {"name": name, "namespace": namespace, "labels": dict(labels or {}),
                     "annotations": dict(annotations or {})}
+        if controller:
+            metadata["ownerReferences"] = [{**controller, "controller": True, "blockOwnerDeletion": True}]
         if queue:
             metadata["labels"]["scheduling.tessera.dev/queue"] = queue
         if group:

@@ -207,6 +207,141 @@ def watch_expiry(cluster):
     assert relists and float(relists[0].split()[-1]) >= 1, relists
 
 
+def job_manifest(name, parallelism, gpus, queue="team-a", owner=None):
+    """An indexed batch/v1 Job whose pods Tessera schedules."""
+    container = {"name": "main", "image": "busybox", "command": ["sleep", "3600"],
+                 "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": str(gpus)}}}
+    metadata = {"name": name}
+    if owner:
+        metadata["ownerReferences"] = [{**owner, "controller": True, "blockOwnerDeletion": True}]
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata,
+            "spec": {"parallelism": parallelism, "completions": parallelism, "completionMode": "Indexed",
+                     "backoffLimit": 0,
+                     "template": {"metadata": {"labels": {"scheduling.tessera.dev/queue": queue}},
+                                  "spec": {"schedulerName": "tessera", "restartPolicy": "Never",
+                                           "containers": [container]}}}}
+
+
+def reference(obj):
+    """What an ownerReference names of an object (a dict, or a client object)."""
+    if isinstance(obj, dict):
+        meta = obj["metadata"]
+        return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": meta["name"], "uid": meta["uid"]}
+    return {"apiVersion": obj.api_version, "kind": obj.kind, "name": obj.metadata.name, "uid": obj.metadata.uid}
+
+
+def owner_events(cluster, namespace, kind, name):
+    """The messages of the Events about one object."""
+    return [e.message for e in cluster.events(namespace)
+            if e.involved_object.kind == kind and e.involved_object.name == name]
+
+
+def workloads(cluster):
+    """The workloads users already run are gangs with no PodGroup written: an indexed Job, a JobSet of
+    two replicated jobs, a LeaderWorkerSet group. The dev cluster runs no controller: there the test
+    makes the pods, as the Job and LeaderWorkerSet controllers would."""
+    cluster.queue("team-a", 48)
+    cluster.namespace("ml")
+    # The JobSet kind is served before the scheduler starts, as when its operator is installed.
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "jobsets.jobset.x-k8s.io"},
+           "spec": {"group": "jobset.x-k8s.io", "scope": "Namespaced",
+                    "names": {"plural": "jobsets", "singular": "jobset", "kind": "JobSet", "listKind": "JobSetList"},
+                    "versions": [{"name": "v1alpha2", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": {"type": "object",
+                                                                 "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    k8s.ApiextensionsV1Api(cluster.api).create_custom_resource_definition(crd)
+    scheduler = cluster.start_scheduler("scheduler")
+    batch = k8s.BatchV1Api(cluster.api)
+    acts_as_controller = cluster.kind == "dev"
+
+    def job_pods(job, count, gpus, first=0):
+        for index in range(first, first + count):
+            cluster.pod("ml", f"{job.metadata.name}-{index}", gpus=gpus, queue="team-a", controller=reference(job),
+                        labels={"batch.kubernetes.io/job-name": job.metadata.name})
+
+    def pods_of(prefix):
+        return {name: pod for name, pod in cluster.pods("ml").items() if name.startswith(prefix + "-")}
+
+    # An indexed Job of 4 pods x 8 GPUs starts whole, in one cycle; until its pods all exist, none starts.
+    started = time.monotonic()
+    train = batch.create_namespaced_job("ml", job_manifest("train", 4, 8))
+    if acts_as_controller:
+        job_pods(train, 3, 8)
+        wait_for("the Job told its gang is incomplete",
+                 lambda: any("GangIncomplete: Job ml/train needs 4 pods to start together and has 3" in m
+                             for m in owner_events(cluster, "ml", "Job", "train")))
+        assert not any(pod.spec.node_name for pod in pods_of("train").values()), "a pod of an incomplete gang bound"
+        job_pods(train, 1, 8, first=3)
+    wait_for("the Job's 4 pods bound", lambda: sum(1 for p in pods_of("train").values() if p.spec.node_name) == 4,
+             timeout=60)
+    took = time.monotonic() - started
+    assert "cycle: 4 pods bound" in cluster.scheduler_log("scheduler"), cluster.scheduler_log("scheduler")
+    print(f"workloads: Job of 4 pods x 8 GPUs, apply to all bound {took:.2f} s")
+
+    # A Job that does not fit (3 x 8 GPUs, 16 free) starts no pod, and the Job says why.
+    big = batch.create_namespaced_job("ml", job_manifest("big", 3, 8))
+    if acts_as_controller:
+        job_pods(big, 3, 8)
+    wait_for("the Job told why it waits",
+             lambda: any(m.startswith("Unschedulable: ") for m in owner_events(cluster, "ml", "Job", "big")), timeout=60)
+    assert not any(pod.spec.node_name for pod in pods_of("big").values()), "a pod of a gang that does not fit bound"
+    batch.delete_namespaced_job("big", "ml", propagation_policy="Background")
+    for name in pods_of("big"):  # the garbage collector may delete them first
+        _create_ignoring_missing_kind(lambda: cluster.core.delete_namespaced_pod(name, "ml", grace_period_seconds=0))
+
+    # A JobSet of a leader Job and a Job of 3 workers is one gang of 4.
+    leader_spec = job_manifest("x", 1, 1)["spec"]
+    worker_spec = job_manifest("x", 3, 1)["spec"]
+    jobset_body = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "llama"},
+                   "spec": {"replicatedJobs": [{"name": "leader", "replicas": 1, "template": {"spec": leader_spec}},
+                                               {"name": "workers", "replicas": 1, "template": {"spec": worker_spec}}]}}
+    jobset = wait_for("the JobSet kind served", lambda: _create_ignoring_missing_kind(
+        lambda: cluster.custom.create_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", "ml", "jobsets",
+                                                               jobset_body)), timeout=30)
+    started = time.monotonic()
+    leader = batch.create_namespaced_job("ml", job_manifest("llama-leader-0", 1, 1, owner=reference(jobset)))
+    if acts_as_controller:
+        job_pods(leader, 1, 1)
+        wait_for("the JobSet told its gang is incomplete",
+                 lambda: any("JobSet ml/llama needs 4 pods to start together and has 1" in m
+                             for m in owner_events(cluster, "ml", "JobSet", "llama")))
+    workers = batch.create_namespaced_job("ml", job_manifest("llama-workers-0", 3, 1, owner=reference(jobset)))
+    if acts_as_controller:
+        job_pods(workers, 3, 1)
+    wait_for("the JobSet's 4 pods bound",
+             lambda: sum(1 for n, p in cluster.pods("ml").items() if n.startswith("llama-") and p.spec.node_name) == 4,
+             timeout=60)
+    print(f"workloads: JobSet of 1 leader + 3 workers, apply to all bound {time.monotonic() - started:.2f} s")
+
+    # Each group of a LeaderWorkerSet is a gang of the group's size (the dev cluster only: no LWS
+    # controller runs on the real one).
+    if acts_as_controller:
+        sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "vllm-0", "uid": "sts-vllm-0"}}
+        lws = {"leaderworkerset.sigs.k8s.io/name": "vllm", "leaderworkerset.sigs.k8s.io/group-index": "0"}
+        size = {"leaderworkerset.sigs.k8s.io/size": "2"}
+        cluster.pod("ml", "vllm-0", gpus=2, queue="team-a", controller=reference(sts), labels=lws, annotations=size)
+        wait_for("the LeaderWorkerSet told its group is incomplete",
+                 lambda: any("LeaderWorkerSet ml/vllm needs 2 pods" in m
+                             for m in owner_events(cluster, "ml", "LeaderWorkerSet", "vllm")))
+        assert not cluster.pods("ml")["vllm-0"].spec.node_name
+        cluster.pod("ml", "vllm-0-1", gpus=2, queue="team-a", controller=reference(sts), labels=lws, annotations=size)
+        wait_for("the group's 2 pods bound",
+                 lambda: all(cluster.pods("ml")[n].spec.node_name for n in ("vllm-0", "vllm-0-1")))
+    assert scheduler.poll() is None, "the scheduler exited"
+
+
+def _create_ignoring_missing_kind(create):
+    """create() (or any call), or None where the server answers 404: a kind not served yet, an
+    object already gone."""
+    try:
+        return create()
+    except k8s.exceptions.ApiException as error:
+        if error.status == 404:
+            return None
+        raise
+
+
 def recent_usage(cluster, scheduler, queue):
     """The remembered GPU use of `queue` that `scheduler` exports, or None (also while it starts)."""
     prefix = f'tessera_queue_recent_usage{{queue="{queue}",resource="gpu"}} '
@@ -221,7 +356,7 @@ def recent_usage(cluster, scheduler, queue):
 def time_fairness(cluster):
     """Time-based fairness: a queue that held every GPU lately gets less of them than one that did
     not, also after a restart, which rebuilds the remembered use from the pods that run."""
-    flags = ("--usage-penalty", "10", "--usage-half-life", "10")
+    flags = ("--usage-penalty", "30", "--usage-half-life", "10")
     cluster.queue("heavy", 0)
     cluster.queue("light", 0)
     cluster.namespace("h")
@@ -237,19 +372,23 @@ def time_fairness(cluster):
     second = cluster.start_scheduler("second", *flags)
     wait_for("the restarted scheduler remembering heavy's use",
              lambda: (recent_usage(cluster, "second", "heavy") or 0) > 6.5, timeout=60)
-    for name in list(cluster.pods("h")):
-        cluster.core.delete_namespaced_pod(name, "h", grace_period_seconds=0)
-    wait_for("the early pods gone", lambda: not cluster.pods("h"))
-    # Both queues ask for all 8 GPUs in one cycle: the scheduler waits while they are created.
-    second.send_signal(signal.SIGSTOP)
-    try:
-        for i in range(8):
-            cluster.pod("h", f"late-{i}", queue="heavy")
-            cluster.pod("l", f"late-{i}", queue="light")
-    finally:
-        second.send_signal(signal.SIGCONT)
-    wait_for("8 GPUs given out", lambda: len(cluster.bound("h")) + len(cluster.bound("l")) == 8, timeout=30)
-    heavy, light = len(cluster.bound("h")), len(cluster.bound("l"))
+    # Both queues ask for all 8 GPUs while the early pods still hold them; the scheduler has seen
+    # every one of them (each is bound or marked unschedulable) before the early pods go.
+    for i in range(8):
+        cluster.pod("h", f"late-{i}", queue="heavy")
+        cluster.pod("l", f"late-{i}", queue="light")
+
+    def marked_waiting(namespace):
+        return sum(1 for name, pod in cluster.pods(namespace).items()
+                   if name.startswith("late-") and (pod.spec.node_name or condition(pod, "PodScheduled")))
+    wait_for("the scheduler seeing every late pod", lambda: marked_waiting("h") + marked_waiting("l") == 16)
+    for i in range(8):  # reclaim may have evicted some for light already
+        _create_ignoring_missing_kind(lambda: cluster.core.delete_namespaced_pod(f"early-{i}", "h",
+                                                                                 grace_period_seconds=0))
+    def late_bound(namespace):
+        return sum(1 for name, pod in cluster.pods(namespace).items() if name.startswith("late-") and pod.spec.node_name)
+    wait_for("8 GPUs given out", lambda: late_bound("h") + late_bound("l") == 8, timeout=30)
+    heavy, light = late_bound("h"), late_bound("l")
     remembered = recent_usage(cluster, "second", "heavy")
     print(f"time-fairness: after holding 8 GPUs, heavy (remembered use {remembered:.2f} GPUs) got {heavy} of 8, "
           f"light {light}")
@@ -633,6 +772,8 @@ def rbac(cluster):
         (("",), ("nodes",), None, ["cannot sync", "nodes", "403"]),
         (("",), ("namespaces",), None, ["cannot sync", "namespaces", "403"]),
         (("scheduling.tessera.dev",), ("queues", "podgroups"), None, ["cannot sync", "403"]),
+        (("batch", "jobset.x-k8s.io", "kubeflow.org", "trainer.kubeflow.org"),
+         ("jobs", "jobsets", "pytorchjobs", "trainjobs"), None, ["not grouping by", "/apis/batch/v1/jobs", "403"]),
         (("",), ("pods/binding",), lambda n: cluster.pod("a", f"fits-{n}", gpus=1, queue="team-a"),
          ["binding a/fits-", "failed", "403"]),
         (("",), ("pods/status",), lambda n: cluster.pod("b", f"waits-{n}", gpus=16, queue="team-b"),
@@ -668,6 +809,7 @@ SCENARIOS = {
                      ["--watch-cache-sizes=pods#0", "--etcd-compaction-interval=1s"]),
     "reservation": (reservation, gpu_nodes(2), [], []),
     "time-fairness": (time_fairness, gpu_nodes(1), [], []),
+    "workloads": (workloads, gpu_nodes(6), [], []),
     "quiet-periods": (quiet_periods, gpu_nodes(2), ["--fault-idle-close", "1"], None),
     "bad-queues": (bad_queues, gpu_nodes(2), [], []),
     "misconfigured": (misconfigured, gpu_nodes(1), [], None),
