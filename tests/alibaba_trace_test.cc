@@ -281,6 +281,29 @@ TEST(AlibabaPods, OptionalColumnsMayBeAbsent) {
   EXPECT_DOUBLE_EQ((*workloads)[0].duration_seconds, 8);
 }
 
+TEST(AlibabaPods, TheMultiGpuListsFiveColumnsAreEnough) {
+  // The dataset's multi-GPU pod lists have only these: no gpu_spec (any model), no times.
+  const ClusterSpec cluster = two_model_cluster();
+  const std::string text = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,4000,8192,2,0\np1,1000,1024,1,250\n";
+  std::string untimed = "stale";
+  auto workloads = parse_alibaba_pods(text, "multi.csv", cluster, &untimed);
+  ASSERT_TRUE(workloads.ok()) << workloads.error().message;
+  ASSERT_EQ(workloads->size(), 2U);
+  EXPECT_EQ((*workloads)[0].pods[0].gpu, GpuRequest::whole(2));
+  EXPECT_TRUE((*workloads)[0].pods[0].allowed_models.is_any());
+  EXPECT_DOUBLE_EQ((*workloads)[1].arrival_seconds, 0);
+  EXPECT_LT((*workloads)[1].duration_seconds, 0);  // runs until the end
+  EXPECT_EQ(untimed,
+            "multi.csv: column 'creation_time': missing from the header (a timeline replay needs creation_time and "
+            "deletion_time; arrival mode needs neither)");
+  // Where the times are there, they count and nothing is said.
+  auto timed = parse_alibaba_pods(std::string(kPodHeader) + pod_row("p", "1", "500"), "pods.csv", cluster, &untimed);
+  ASSERT_TRUE(timed.ok()) << timed.error().message;
+  EXPECT_TRUE(untimed.empty()) << untimed;
+  // Without `untimed`, the times stay required.
+  expect_error_at(parse_alibaba_pods(text, "multi.csv", cluster), "multi.csv", 1, "creation_time", "missing");
+}
+
 TEST(AlibabaPods, HeaderErrors) {
   const ClusterSpec cluster = two_model_cluster();
   expect_error_at(parse_alibaba_pods("", "pods.csv", cluster), "pods.csv", 1, "name", "empty");

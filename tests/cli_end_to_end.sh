@@ -75,6 +75,14 @@ expect_error "neg.csv:2: column 'cpu_milli'" sim --workload neg.csv --report bad
 expect_error "empty.csv" sim --workload empty.csv --report bad4
 printf 'name,cpu_milli,memory_mib,gpu_milli,gpu_spec,creation_time,deletion_time\np0,1,1,500,,0,10\n' > nocol.csv
 expect_error "num_gpu" sim --workload nocol.csv --report bad5
+# The dataset's multi-GPU lists: five columns are enough for arrival mode; a timeline replay names
+# the column it lacks.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,4000,8192,2,0\np1,1000,1024,1,250\n' > multi.csv
+"$TESSERA" sim --workload multi.csv --policy tessera,fgd --seeds 1 --no-report > multi.out 2>&1 ||
+  fail "a pod list of the five required columns should run in arrival mode: $(cat multi.out)"
+expect_error "multi.csv: column 'creation_time': missing from the header (a timeline replay needs" \
+  sim --mode timeline --workload multi.csv --report bad-multi
+[[ ! -e bad-multi ]] || fail "a refused timeline replay left a report behind"
 expect_error "no-such-file.csv: cannot open file" sim --workload no-such-file.csv --report bad6
 expect_error "unknown policy 'worst-fit'" sim --policy worst-fit --seeds 1 --report bad7
 expect_error "builtin:nope: no such built-in trace" sim --workload builtin:nope --report bad8

@@ -231,6 +231,10 @@ class CsvRecord {
                              line(), column, width, header_width)};
   }
 
+  // Whether the file has the column (always, for a required one).
+  bool has(size_t column) const { return layout_.position[column].has_value(); }
+  std::string_view header_name(size_t column) const { return layout_.wanted[column].name; }
+
   // The field's text; empty for an optional column the file does not have.
   std::string_view text(size_t column) const {
     const std::optional<size_t> position = layout_.position[column];
@@ -390,7 +394,13 @@ enum PodColumn : size_t {
 };
 constexpr ColumnSpec kPodColumns[] = {
     {"name", true},      {"cpu_milli", true},  {"memory_mib", true},      {"num_gpu", true},
-    {"gpu_milli", true}, {"gpu_spec", true},   {"creation_time", true},   {"deletion_time", true},
+    {"gpu_milli", true}, {"gpu_spec", false},  {"creation_time", true},   {"deletion_time", true},
+    {"qos", false},      {"pod_phase", false}, {"scheduled_time", false},
+};
+// The same, for an experiment that needs no times (arrival mode).
+constexpr ColumnSpec kUntimedPodColumns[] = {
+    {"name", true},      {"cpu_milli", true},  {"memory_mib", true},      {"num_gpu", true},
+    {"gpu_milli", true}, {"gpu_spec", false},  {"creation_time", false},  {"deletion_time", false},
     {"qos", false},      {"pod_phase", false}, {"scheduled_time", false},
 };
 
@@ -455,9 +465,11 @@ Result<WorkloadSpec> read_pod(const CsvRecord& record, const ClusterSpec& cluste
   if (!gpu) return gpu.error();
   auto allowed_models = read_gpu_spec(record, cluster.models);
   if (!allowed_models) return allowed_models.error();
-  auto creation = record.integer(kCreationTime, kSecondsRule);
+  // Without times (arrival mode) every pod arrives at 0 and never ends.
+  auto creation = record.has(kCreationTime) ? record.integer(kCreationTime, kSecondsRule) : Result<int64_t>(0);
   if (!creation) return creation.error();
-  auto deletion = record.integer(kDeletionTime, kSecondsRule);
+  const bool timed = record.has(kCreationTime) && record.has(kDeletionTime);
+  auto deletion = record.has(kDeletionTime) ? record.integer(kDeletionTime, kSecondsRule) : Result<int64_t>(*creation);
   if (!deletion) return deletion.error();
   if (*deletion < *creation) {
     return record.error(kDeletionTime, fmt::format("{} is before creation_time {} (expected deletion_time >= "
@@ -480,7 +492,7 @@ Result<WorkloadSpec> read_pod(const CsvRecord& record, const ClusterSpec& cluste
   workload.pods.push_back(std::move(pod));
   workload.min_member = 1;
   workload.arrival_seconds = static_cast<double>(*creation);
-  workload.duration_seconds = static_cast<double>(*deletion - *creation);
+  workload.duration_seconds = timed ? static_cast<double>(*deletion - *creation) : -1;
   return workload;
 }
 
@@ -513,11 +525,22 @@ Result<ClusterSpec> parse_alibaba_nodes(std::string_view csv_text, std::string_v
 }
 
 Result<std::vector<WorkloadSpec>> parse_alibaba_pods(std::string_view csv_text, std::string_view source,
-                                                     const ClusterSpec& cluster) {
+                                                     const ClusterSpec& cluster, std::string* untimed) {
   try {
     std::vector<WorkloadSpec> workloads;
     NameRegistry names;
-    Status status = for_each_record(csv_text, source, kPodColumns, [&](const CsvRecord& record) -> Status {
+    if (untimed != nullptr) untimed->clear();
+    const std::span<const ColumnSpec> columns = untimed != nullptr ? std::span<const ColumnSpec>(kUntimedPodColumns)
+                                                                   : std::span<const ColumnSpec>(kPodColumns);
+    Status status = for_each_record(csv_text, source, columns, [&](const CsvRecord& record) -> Status {
+      if (untimed != nullptr && untimed->empty()) {
+        for (size_t column : {size_t{kCreationTime}, size_t{kDeletionTime}}) {
+          if (record.has(column) || !untimed->empty()) continue;
+          *untimed = fmt::format("{}: column '{}': missing from the header (a timeline replay needs "
+                                 "creation_time and deletion_time; arrival mode needs neither)",
+                                 source, record.header_name(column));
+        }
+      }
       auto workload = read_pod(record, cluster, names);
       if (!workload) return workload.error();
       workloads.push_back(std::move(*workload));

@@ -28,8 +28,13 @@ int64_t alibaba_gpu_memory_bytes(std::string_view model);
 
 Result<ClusterSpec> parse_alibaba_nodes(std::string_view csv_text, std::string_view source);
 
-// `cluster` resolves gpu_spec model names.
+// `cluster` resolves gpu_spec model names. Only name, cpu_milli, memory_mib, num_gpu and gpu_milli
+// are required (the dataset's multi-GPU lists have no more): without gpu_spec a pod may use any
+// model. creation_time and deletion_time are required unless `untimed` is given; then a file
+// without them gives pods that all arrive at 0 and never end, and `untimed` says which is missing
+// and why a timeline replay cannot use them (arrival mode needs neither). It is left empty when
+// both are there.
 Result<std::vector<WorkloadSpec>> parse_alibaba_pods(std::string_view csv_text, std::string_view source,
-                                                     const ClusterSpec& cluster);
+                                                     const ClusterSpec& cluster, std::string* untimed = nullptr);
 
 }  // namespace tessera

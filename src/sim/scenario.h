@@ -23,6 +23,8 @@ struct Scenario {
   std::vector<QueueSpec> queues;
   ResourceNames resources = ResourceNames::standard();
   std::vector<std::string> warnings;  // from the files read: accepted, but likely not meant
+  // Why a timeline replay cannot use the workloads (their pod list has no times); empty: it can.
+  std::string untimed;
 };
 
 inline int64_t pod_count(const Scenario& scenario) {

@@ -133,7 +133,7 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
   } else {
     auto text = read_reference(request.workload);
     if (!text) return text.error();
-    auto workloads = parse_alibaba_pods(*text, display_name(request.workload), *scenario.cluster);
+    auto workloads = parse_alibaba_pods(*text, display_name(request.workload), *scenario.cluster, &scenario.untimed);
     if (!workloads) return workloads.error();
     scenario.workloads = std::move(*workloads);
     scenario.workload_source = display_name(request.workload);

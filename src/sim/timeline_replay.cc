@@ -207,6 +207,7 @@ class TimelineRun {
 
 Result<TimelinePolicyResult> run_timeline_policy(const Scenario& scenario, std::string_view policy_name,
                                                  const TimelineOptions& options) {
+  if (!scenario.untimed.empty()) return Error{scenario.untimed};
   if (!scenario.queues.empty()) return run_cycle_replay(scenario, policy_name, options);
   auto policy = make_policy(policy_name, WorkloadMix::from_pods(all_pods(scenario)));
   if (!policy) return policy.error();
