@@ -328,6 +328,72 @@ def workloads(cluster):
         cluster.pod("ml", "vllm-0-1", gpus=2, queue="team-a", controller=reference(sts), labels=lws, annotations=size)
         wait_for("the group's 2 pods bound",
                  lambda: all(cluster.pods("ml")[n].spec.node_name for n in ("vllm-0", "vllm-0-1")))
+
+    assert scheduler.poll() is None, "the scheduler exited"
+
+
+def inference(cluster):
+    """A Deployment's replicas are inference workloads that training never preempts: an urgent Job
+    that needs the whole node waits rather than evict them (it would take the training Job)."""
+    cluster.queue("team-a", 8)
+    cluster.namespace("ml")
+    k8s.SchedulingV1Api(cluster.api).create_priority_class(
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "urgent"}, "value": 1000})
+    scheduler = cluster.start_scheduler("scheduler")
+    apps = k8s.AppsV1Api(cluster.api)
+    batch = k8s.BatchV1Api(cluster.api)
+    container = {"name": "server", "image": "busybox",
+                 "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}
+    template = {"metadata": {"labels": {"app": "embed", "scheduling.tessera.dev/queue": "team-a"}},
+                "spec": {"schedulerName": "tessera", "containers": [container]}}
+    spec = {"replicas": 3, "selector": {"matchLabels": {"app": "embed"}}, "template": template}
+    if cluster.kind == "dev":  # no controller runs: the ReplicaSet a Deployment would make, and its pods
+        replica_set = apps.create_namespaced_replica_set(
+            "ml", {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "embed-7d9f"}, "spec": spec})
+        for i in range(3):
+            cluster.pod("ml", f"embed-7d9f-{i}", queue="team-a", controller=reference(replica_set),
+                        labels={"app": "embed"})
+    else:
+        apps.create_namespaced_deployment(
+            "ml", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "embed"}, "spec": spec})
+
+    def running(prefix):
+        return {n: p for n, p in cluster.pods("ml").items()
+                if n.startswith(prefix) and p.spec.node_name and not p.metadata.deletion_timestamp}
+
+    def job_with_pods(name, pods, priority_class=None):
+        manifest = job_manifest(name, pods, 1)
+        if priority_class:
+            manifest["spec"]["template"]["spec"]["priorityClassName"] = priority_class
+        job = batch.create_namespaced_job("ml", manifest)
+        if cluster.kind == "dev":
+            for index in range(pods):
+                body = {"apiVersion": "v1", "kind": "Pod",
+                        "metadata": {"name": f"{name}-{index}", "namespace": "ml",
+                                     "labels": {"scheduling.tessera.dev/queue": "team-a"},
+                                     "ownerReferences": [{**reference(job), "controller": True}]},
+                        "spec": manifest["spec"]["template"]["spec"]}
+                cluster.core.create_namespaced_pod("ml", body)
+        return job
+
+    wait_for("the 3 inference replicas bound", lambda: len(running("embed-")) == 3)
+    job_with_pods("train", 5)
+    wait_for("the training Job bound", lambda: len(running("train-")) == 5)
+    job_with_pods("urgent", 8, "urgent")
+    # While the Job controller makes its pods the Job may first hear GangIncomplete; an Event's
+    # message is updated at most every 30 s (the recorder's bound on writes), hence the wait.
+    wait_for("the urgent Job told why it waits",
+             lambda: any(m.startswith("Unschedulable: ") for m in owner_events(cluster, "ml", "Job", "urgent")),
+             timeout=60)
+    time.sleep(2)  # more cycles: preemption would have evicted by now
+    assert len(running("embed-")) == 3, "an inference replica was preempted"
+    assert not running("urgent-"), "the urgent Job started"
+    assert "Preempted" not in {e.reason for e in cluster.events("ml")}
+    # Room it may take: the training Job goes for an urgent Job that fits beside the replicas.
+    job_with_pods("fits", 5, "urgent")
+    wait_for("the second urgent Job bound through preemption", lambda: len(running("fits-")) == 5, timeout=60)
+    assert len(running("embed-")) == 3, "an inference replica was preempted"
+    assert not running("train-"), "the training Job kept running"
     assert scheduler.poll() is None, "the scheduler exited"
 
 
@@ -810,6 +876,7 @@ SCENARIOS = {
     "reservation": (reservation, gpu_nodes(2), [], []),
     "time-fairness": (time_fairness, gpu_nodes(1), [], []),
     "workloads": (workloads, gpu_nodes(6), [], []),
+    "inference": (inference, gpu_nodes(1), [], []),
     "quiet-periods": (quiet_periods, gpu_nodes(2), ["--fault-idle-close", "1"], None),
     "bad-queues": (bad_queues, gpu_nodes(2), [], []),
     "misconfigured": (misconfigured, gpu_nodes(1), [], None),
