@@ -229,6 +229,12 @@ TEST(AdapterDecisions, AJobsPodsStartAsOneGangWithoutAPodGroup) {
   ASSERT_EQ(world.snapshot().workloads.size(), 1U);
   EXPECT_EQ(world.snapshot().workloads[0].min_member(), 4);
   EXPECT_TRUE(world.snapshot().workloads[0].spec.preemptible);
+  // One PodGroup to write for it, where its status goes.
+  ASSERT_EQ(world.snapshot().owned_pod_groups.size(), 1U);
+  EXPECT_EQ(world.snapshot().owned_pod_groups[0].pod_group_key(), "ml/job-train");
+  EXPECT_EQ(world.snapshot().owned_pod_groups[0].min_member, 4);
+  EXPECT_EQ(world.snapshot().workload_pod_groups[0], "ml/job-train");
+  EXPECT_EQ(world.snapshot().pod_group_pods.at("ml/job-train").size(), 4U);
 }
 
 TEST(AdapterDecisions, AJobThatDoesNotFitStartsNoPodAndItsJobIsTold) {
@@ -265,10 +271,13 @@ TEST(AdapterDecisions, AJobsPodsWaitForTheirSiblingsAndForTheJob) {
   ASSERT_NE(incomplete, nullptr);
   EXPECT_EQ(incomplete->reason, "GangIncomplete");
   EXPECT_EQ(incomplete->message, "Job ml/train needs 4 pods to start together and has 3");
+  EXPECT_EQ(incomplete->pod_group, "ml/job-train");  // its PodGroup's status says so too
   ASSERT_TRUE(incomplete->owner.has_value());
   const WaitingWorkload* unseen = waiting_of(decisions, "ml/Job/unseen");
   ASSERT_NE(unseen, nullptr);
   EXPECT_EQ(unseen->reason, "OwnerNotSeen");
+  EXPECT_TRUE(unseen->pod_group.empty());                   // no PodGroup before its size is known
+  EXPECT_EQ(world.snapshot().owned_pod_groups.size(), 1U);  // train's only
   EXPECT_NE(unseen->message.find("Job ml/unseen"), std::string::npos) << unseen->message;
 }
 

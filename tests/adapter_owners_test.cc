@@ -50,6 +50,10 @@ TEST(AdapterOwners, AJobIsAGangOfItsParallelism) {
   EXPECT_TRUE(owned->waiting_for.empty());
   EXPECT_EQ(owned->owner, (ObjectRef{"batch/v1", "Job", "ml", "train", "uid-train"}));
   EXPECT_EQ(owned->owner.describe(), "Job ml/train");
+  // Its PodGroup, where its status is kept, goes with the Job.
+  EXPECT_EQ(owned->pod_group_name, "job-train");
+  EXPECT_EQ(owned->pod_group_key(), "ml/job-train");
+  EXPECT_EQ(owned->collected_with, owned->owner);
 }
 
 TEST(AdapterOwners, AJobRunsNoMorePodsAtOnceThanItsCompletions) {
@@ -140,6 +144,9 @@ TEST(AdapterOwners, EachLeaderWorkerSetGroupIsAGangOfItsSize) {
   EXPECT_EQ(owned->min_member, 4);
   EXPECT_EQ(owned->owner.describe(), "LeaderWorkerSet ml/vllm");
   EXPECT_FALSE(owned->inference);
+  // Its pods do not carry the LeaderWorkerSet's uid: the PodGroup goes with the group's StatefulSet.
+  EXPECT_EQ(owned->pod_group_name, "leaderworkerset-vllm-1");
+  EXPECT_EQ(owned->collected_with, (ObjectRef{"apps/v1", "StatefulSet", "ml", "vllm-1", "uid-vllm-1"}));
 }
 
 TEST(AdapterOwners, ReplicasOfADeploymentOrStatefulSetAreInferenceWorkloadsOfTheirOwn) {
@@ -147,7 +154,8 @@ TEST(AdapterOwners, ReplicasOfADeploymentOrStatefulSetAreInferenceWorkloadsOfThe
     const auto owned = owned_workload(pod_owned_by(controller_reference("apps/v1", kind, "serve")), OwnerObjects{});
     ASSERT_TRUE(owned.has_value()) << kind;
     EXPECT_TRUE(owned->inference);
-    EXPECT_EQ(owned->key, "ml/p-0");  // the pod's own
+    EXPECT_EQ(owned->key, "ml/p-0");             // the pod's own
+    EXPECT_TRUE(owned->pod_group_name.empty());  // no PodGroup: a workload of one pod
     EXPECT_EQ(owned->min_member, 1);
   }
 }

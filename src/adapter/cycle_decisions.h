@@ -44,8 +44,8 @@ struct WaitingWorkload {
   std::string workload_key;
   std::string pod_group;
   std::vector<std::string> pod_keys;
-  std::string reason;   // PendingCode name, or a HeldWorkload reason
-  std::string message;  // the sentence (docs/design.md §7)
+  std::string reason;              // PendingCode name, or a HeldWorkload reason
+  std::string message;             // the sentence (docs/design.md §7)
   std::optional<ObjectRef> owner;  // the Job, JobSet... the user created: told too
 };
 

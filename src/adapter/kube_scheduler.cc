@@ -102,9 +102,9 @@ struct KubeScheduler::Impl {
 
   // Each informer with the name its metrics carry.
   std::vector<std::pair<const char*, kube::Informer*>> named_informers() const {
-    return {{"nodes", nodes.get()},           {"pods", tessera_pods.get()},    {"bound-pods", bound_pods.get()},
-            {"queues", queues.get()},         {"podgroups", pod_groups.get()}, {"namespaces", namespaces.get()},
-            {"jobs", jobs.get()},             {"jobsets", jobsets.get()},      {"pytorchjobs", pytorchjobs.get()},
+    return {{"nodes", nodes.get()},        {"pods", tessera_pods.get()},    {"bound-pods", bound_pods.get()},
+            {"queues", queues.get()},      {"podgroups", pod_groups.get()}, {"namespaces", namespaces.get()},
+            {"jobs", jobs.get()},          {"jobsets", jobsets.get()},      {"pytorchjobs", pytorchjobs.get()},
             {"trainjobs", trainjobs.get()}};
   }
   std::vector<kube::Informer*> informers() const {
@@ -429,6 +429,7 @@ struct KubeScheduler::Impl {
     carry_out(decisions, observed, now);
     cycle_timing.bind_seconds = seconds_since(bind_start);
     cycle_timing.waiting = static_cast<int>(decisions.waiting.size());
+    write_pod_groups(*snapshot, observed, now);
     write_status(*snapshot, *result, decisions, observed, now);
     report_waiting(decisions, observed, now);
 
@@ -541,6 +542,46 @@ struct KubeScheduler::Impl {
     api_pool.run_all(std::move(tasks));
   }
 
+  // A PodGroup for each workload grouped by its controller, where its status is kept (`kubectl get
+  // podgroups` lists it), owner-referenced so that garbage collection removes it with the workload.
+  // One the cache does not show yet is created again after kPodGroupCreateRetrySeconds.
+  void write_pod_groups(const Snapshot& snapshot, const ObservedObjects& observed, double now) {
+    std::erase_if(pod_group_sent_at, [&](const auto& entry) {
+      return observed.pod_groups.contains(entry.first) || now - entry.second > kPodGroupCreateRetrySeconds;
+    });
+    std::vector<std::function<void()>> tasks;
+    for (const OwnedWorkload& owned : snapshot.owned_pod_groups) {
+      const std::string key = owned.pod_group_key();
+      if (observed.pod_groups.contains(key) || pod_group_sent_at.contains(key)) continue;
+      pod_group_sent_at[key] = now;
+      json metadata = {{"name", owned.pod_group_name},
+                       {"namespace", owned.owner.namespace_name},
+                       {"labels", {{"app.kubernetes.io/managed-by", "tessera"}}},
+                       {"annotations", {{std::string(kWorkloadAnnotation), owned.key}}}};
+      const ObjectRef& collector = owned.collected_with;
+      if (!collector.uid.empty()) {
+        metadata["ownerReferences"] = json::array({{{"apiVersion", collector.api_version},
+                                                    {"kind", collector.kind},
+                                                    {"name", collector.name},
+                                                    {"uid", collector.uid}}});
+      }
+      json spec = {{"minMember", owned.min_member}};
+      if (!owned.queue.empty()) spec["queue"] = owned.queue;
+      json body = {
+          {"apiVersion", std::string(kApiVersion)}, {"kind", "PodGroup"}, {"metadata", metadata}, {"spec", spec}};
+      tasks.push_back([this, key, owner = owned.owner.describe(), ns = owned.owner.namespace_name, body] {
+        auto created = client.post(fmt::format("/apis/{}/namespaces/{}/podgroups", kApiVersion, ns), body);
+        const bool exists = created && created->status == 409;  // made before, by this or another replica
+        failures.record("podgroup-create", fmt::format("creating the PodGroup {} of {}", key, owner),
+                        exists || (created && created->ok()), failure_cause(created), failure_description(created));
+        if (!exists && (!created || !created->ok())) {
+          metrics.add_counter("tessera_api_errors_total", {{"operation", "podgroup-create"}});
+        }
+      });
+    }
+    api_pool.run_all(std::move(tasks));
+  }
+
   void write_status(const Snapshot& snapshot, const CycleResult& result, const Decisions& decisions,
                     const ObservedObjects& observed, double now) {
     PodGroupProgress progress;
@@ -585,7 +626,7 @@ struct KubeScheduler::Impl {
   // numbers that change every cycle.
   void report_waiting(const Decisions& decisions, const ObservedObjects& observed, double now) {
     std::set<std::string> still_waiting;
-    std::set<std::string> waiting_owners;  // "Job ns/name" 
+    std::set<std::string> waiting_owners;  // "Job ns/name"
     std::vector<std::function<void()>> tasks;
     std::mutex written_mutex;
     for (const WaitingWorkload& waiting : decisions.waiting) {
@@ -786,6 +827,8 @@ struct KubeScheduler::Impl {
   bool dirty = true;
 
   SchedulerMemory memory;
+  static constexpr double kPodGroupCreateRetrySeconds = 10;
+  std::map<std::string, double> pod_group_sent_at;  // PodGroup key -> when its creation was sent
   FailureLog failures{log_line};
   EventRecorder events{client, 2, kStateRefreshSeconds, &failures};
   std::map<std::string, double> condition_written_at;  // pod key -> when its PodScheduled=False was written

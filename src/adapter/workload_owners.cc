@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <climits>
 #include <initializer_list>
@@ -92,10 +93,22 @@ int64_t job_pods(const json& job_spec) {
 
 int clamp_members(int64_t count) { return static_cast<int>(std::clamp<int64_t>(count, 1, INT_MAX)); }
 
+// "job-train": the kind in lower case, then the name (and a LeaderWorkerSet's group); empty where
+// that passes the 253 characters of a name.
+std::string pod_group_name_for(std::string_view kind, std::string_view name, std::string_view group = "") {
+  std::string result;
+  for (char c : kind) result.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  result += fmt::format("-{}", name);
+  if (!group.empty()) result += fmt::format("-{}", group);
+  return result.size() <= 253 ? result : "";
+}
+
 OwnedWorkload workload_of(const ObjectRef& owner, const json* owner_object, int64_t min_member) {
   OwnedWorkload workload;
   workload.key = fmt::format("{}/{}/{}", owner.namespace_name, owner.kind, owner.name);
   workload.owner = owner;
+  workload.pod_group_name = pod_group_name_for(owner.kind, owner.name);
+  workload.collected_with = owner;
   workload.min_member = clamp_members(min_member);
   if (owner_object != nullptr) workload.queue = metadata_text(*owner_object, "labels", kQueueLabel);
   return workload;
@@ -184,6 +197,8 @@ std::optional<OwnedWorkload> owned_workload(const json& pod, const OwnerObjects&
       workload.key = fmt::format("{}/LeaderWorkerSet/{}/{}", ns, lws, group);
       workload.min_member =
           clamp_members(whole_number(metadata_text(pod, "annotations", kLwsSizeAnnotation)).value_or(1));
+      workload.pod_group_name = pod_group_name_for("LeaderWorkerSet", lws, group);
+      workload.collected_with = ref_of(*controller, ns);  // the group's StatefulSet: its pods carry no LWS uid
       return workload;
     }
   }

@@ -45,7 +45,21 @@ struct OwnedWorkload {
   // Not empty while an owner the grouping needs is not in the caches yet ("Job ml/train"): the
   // pods wait rather than start as gangs of the wrong size.
   std::string waiting_for;
+  // The PodGroup Tessera writes for the workload ("job-train" beside Job train), where its status
+  // is kept; empty for an inference replica, or where the name would pass 253 characters.
+  std::string pod_group_name;
+  // What that PodGroup is owner-referenced to, so that garbage collection removes it with the
+  // workload: the owner, or the pod's controller where the owner's uid is not known.
+  ObjectRef collected_with;
+
+  // "namespace/name" of its PodGroup, else its key.
+  std::string pod_group_key() const {
+    return pod_group_name.empty() ? key : owner.namespace_name + "/" + pod_group_name;
+  }
 };
+
+// The annotation on a PodGroup Tessera wrote for a workload: the workload's key.
+inline constexpr std::string_view kWorkloadAnnotation = "scheduling.tessera.dev/workload";
 
 // nullopt: no controller Tessera groups by (a bare pod is a workload of its own).
 std::optional<OwnedWorkload> owned_workload(const nlohmann::json& pod, const OwnerObjects& owners);

@@ -18,7 +18,7 @@ using nlohmann::json;
 // A pod as the snapshot sees it: read, with where it runs (cache or memory).
 struct ReadPod {
   PodInfo info;
-  std::optional<OwnedWorkload> owned;  // grouped by its controller (no PodGroup named)
+  std::optional<OwnedWorkload> owned;     // grouped by its controller (no PodGroup named)
   std::optional<PodPlacement> placement;  // bound in the cache, assumed, or planned
   double started_at = 0;
 };
@@ -68,7 +68,7 @@ class SnapshotBuilder {
  private:
   struct Group {
     std::string key;
-    std::string pod_group;  // PodGroup key, empty for a single pod
+    std::string pod_group;               // PodGroup key, empty for a single pod
     std::optional<OwnedWorkload> owned;  // the workload its controller makes, without a PodGroup
     std::vector<ReadPod*> pods;
   };
@@ -142,7 +142,7 @@ class SnapshotBuilder {
       const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string("default"));
       snapshot_.pod_group_pods[ns + "/" + group].push_back(key);
     } else if (owned && !owned->inference) {
-      snapshot_.pod_group_pods[owned->key].push_back(key);
+      snapshot_.pod_group_pods[owned->pod_group_key()].push_back(key);
     }
   }
 
@@ -223,6 +223,10 @@ class SnapshotBuilder {
         group = &groups[pod.owned->key];
         group->key = pod.owned->key;
         group->owned = pod.owned;
+        if (!pod.owned->inference && pod.owned->waiting_for.empty() && !pod.owned->pod_group_name.empty() &&
+            group->pods.empty()) {
+          snapshot_.owned_pod_groups.push_back(*pod.owned);
+        }
       } else if (info.pod_group.empty()) {
         group = &groups[info.key];
         group->key = info.key;
@@ -345,7 +349,13 @@ class SnapshotBuilder {
 
   void hold(const Group& group, std::string reason, std::string message) {
     HeldWorkload held{group.key, group.pod_group, {}, std::move(reason), std::move(message), std::nullopt};
-    if (group.owned && !group.owned->inference) held.owner = group.owned->owner;
+    if (group.owned && !group.owned->inference) {
+      held.owner = group.owned->owner;
+      // Its PodGroup is written once its size is known (not while its controller is unseen).
+      if (!group.owned->pod_group_name.empty() && group.owned->waiting_for.empty()) {
+        held.pod_group = group.owned->pod_group_key();
+      }
+    }
     for (const ReadPod* pod : group.pods) held.pod_keys.push_back(pod->info.key);
     snapshot_.held.push_back(std::move(held));
   }
@@ -398,8 +408,8 @@ class SnapshotBuilder {
       });
       const PodInfo& first = group.pods.front()->info;
       std::string queue = pod_group && !pod_group->queue.empty() ? pod_group->queue
-                          : owned && !owned->queue.empty()        ? owned->queue
-                                                                  : first.queue_label;
+                          : owned && !owned->queue.empty()       ? owned->queue
+                                                                 : first.queue_label;
       if (queue.empty()) queue = namespace_queue(first.namespace_name);
       const std::optional<QueueIndex> leaf = queue.empty() ? std::nullopt : tree.find(queue);
       if (!leaf || !tree.is_leaf(*leaf)) {
@@ -425,7 +435,7 @@ class SnapshotBuilder {
       // Pods that finished count toward the gang: the rest need not wait for them again.
       int finished = 0;
       if (pod_group || (owned && !owned->inference)) {
-        auto members = snapshot_.pod_group_pods.find(pod_group ? group.pod_group : group.key);
+        auto members = snapshot_.pod_group_pods.find(pod_group ? group.pod_group : owned->pod_group_key());
         if (members != snapshot_.pod_group_pods.end()) {
           for (const std::string& key : members->second) {
             PodPhase phase = snapshot_.pod_phases[key];
@@ -515,7 +525,9 @@ class SnapshotBuilder {
     }
     workload.started_at = started_at;
     snapshot_.workload_keys.push_back(group.key);
-    snapshot_.workload_pod_groups.push_back(group.pod_group);
+    const bool owned_group = group.owned && !group.owned->inference;
+    snapshot_.workload_pod_groups.push_back(
+        owned_group && !group.owned->pod_group_name.empty() ? group.owned->pod_group_key() : group.pod_group);
     snapshot_.workload_owners.push_back(group.owned && !group.owned->inference ? std::optional(group.owned->owner)
                                                                                : std::nullopt);
   }

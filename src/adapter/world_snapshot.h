@@ -46,8 +46,8 @@ struct HeldWorkload {
   std::string key;
   std::string pod_group;  // "namespace/name", empty for a single pod
   std::vector<std::string> pod_keys;
-  std::string reason;  // a machine-readable code: InvalidPod, NoQueue, NotLeafQueue, MissingPodGroup, GangIncomplete,
-                       // OwnerNotSeen
+  std::string reason;   // a machine-readable code: InvalidPod, NoQueue, NotLeafQueue, MissingPodGroup, GangIncomplete,
+                        // OwnerNotSeen
   std::string message;  // the sentence
   std::optional<ObjectRef> owner;  // the Job, JobSet... whose pods these are
 };
@@ -59,17 +59,19 @@ struct Snapshot {
   std::optional<ResourceMeter> meter;
   WorkloadSet workloads;
 
-  std::vector<std::string> node_names;             // by NodeIndex
-  std::vector<std::vector<int>> physical_devices;  // by NodeIndex: engine device -> device index on the node
-  std::vector<SnapshotPod> pods;                   // by PodId
-  std::vector<std::string> workload_keys;          // by WorkloadId: "namespace/podgroup" or "namespace/pod"
-  std::vector<std::string> workload_pod_groups;    // by WorkloadId: PodGroup key, empty for a single pod
+  std::vector<std::string> node_names;                    // by NodeIndex
+  std::vector<std::vector<int>> physical_devices;         // by NodeIndex: engine device -> device index on the node
+  std::vector<SnapshotPod> pods;                          // by PodId
+  std::vector<std::string> workload_keys;                 // by WorkloadId: "namespace/podgroup" or "namespace/pod"
+  std::vector<std::string> workload_pod_groups;           // by WorkloadId: PodGroup key, empty for a single pod
   std::vector<std::optional<ObjectRef>> workload_owners;  // by WorkloadId: the Job, JobSet... it stands for
+  // The workloads of pods grouped by their controllers whose PodGroup Tessera writes (one each).
+  std::vector<OwnedWorkload> owned_pod_groups;
   std::vector<HeldWorkload> held;
   // Queue objects left out (unreadable, or their parent chain is broken) and accepted ones with
   // a quota that cannot all be met; each is reported on the Queue's own status.
   std::vector<QueueProblem> queue_problems;
-  std::map<std::string, PodPhase> pod_phases;                      // every Tessera pod seen, for PodGroup status
+  std::map<std::string, PodPhase> pod_phases;  // every Tessera pod seen, for PodGroup status
   // PodGroup key (or the key of a workload its owner makes, "ns/Job/name") -> its pod keys
   std::map<std::string, std::vector<std::string>> pod_group_pods;
 };

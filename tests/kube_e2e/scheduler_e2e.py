@@ -278,6 +278,13 @@ def workloads(cluster):
     took = time.monotonic() - started
     assert "cycle: 4 pods bound" in cluster.scheduler_log("scheduler"), cluster.scheduler_log("scheduler")
     print(f"workloads: Job of 4 pods x 8 GPUs, apply to all bound {took:.2f} s")
+    # Its status is kept in the PodGroup Tessera writes for it, which goes with the Job.
+    group = wait_for("the Job's PodGroup running",
+                     lambda: (g := cluster.get_pod_group("ml", "job-train")).get("status", {}).get("phase") == "Running"
+                     and g)
+    assert group["spec"]["minMember"] == 4, group["spec"]
+    assert group["metadata"]["annotations"]["scheduling.tessera.dev/workload"] == "ml/Job/train", group["metadata"]
+    assert [(r["kind"], r["uid"]) for r in group["metadata"]["ownerReferences"]] == [("Job", train.metadata.uid)]
 
     # A Job that does not fit (3 x 8 GPUs, 16 free) starts no pod, and the Job says why.
     big = batch.create_namespaced_job("ml", job_manifest("big", 3, 8))
@@ -286,7 +293,13 @@ def workloads(cluster):
     wait_for("the Job told why it waits",
              lambda: any(m.startswith("Unschedulable: ") for m in owner_events(cluster, "ml", "Job", "big")), timeout=60)
     assert not any(pod.spec.node_name for pod in pods_of("big").values()), "a pod of a gang that does not fit bound"
+    waiting = wait_for("the waiting Job's PodGroup saying why",
+                       lambda: condition(cluster.get_pod_group("ml", "job-big"), "Scheduled"))
+    assert waiting["status"] == "False" and waiting["reason"] == "Unschedulable", waiting
     batch.delete_namespaced_job("big", "ml", propagation_policy="Background")
+    if not acts_as_controller:  # the garbage collector takes the PodGroup with the Job
+        wait_for("the PodGroup of the deleted Job gone", lambda: _create_ignoring_missing_kind(
+            lambda: cluster.get_pod_group("ml", "job-big")) is None, timeout=60)
     for name in pods_of("big"):  # the garbage collector may delete them first
         _create_ignoring_missing_kind(lambda: cluster.core.delete_namespaced_pod(name, "ml", grace_period_seconds=0))
 
@@ -757,6 +770,7 @@ def rbac(cluster):
     role = next(d for d in documents if d["kind"] == "ClusterRole")
     lease_role = next(d for d in documents if d["kind"] == "Role")
     rbac_api = k8s.RbacAuthorizationV1Api(cluster.api)
+    batch = k8s.BatchV1Api(cluster.api)
     kubeconfig = service_account_kubeconfig(cluster)
 
     def grant(rules=None, lease_rules=None):
@@ -838,6 +852,9 @@ def rbac(cluster):
         (("",), ("nodes",), None, ["cannot sync", "nodes", "403"]),
         (("",), ("namespaces",), None, ["cannot sync", "namespaces", "403"]),
         (("scheduling.tessera.dev",), ("queues", "podgroups"), None, ["cannot sync", "403"]),
+        (("scheduling.tessera.dev",), ("podgroups",),
+         lambda n: batch.create_namespaced_job("b", job_manifest(f"grouped-{n}", 1, 16, queue="team-b")),
+         ["creating the PodGroup b/job-grouped-", "failed", "403"]),
         (("batch", "jobset.x-k8s.io", "kubeflow.org", "trainer.kubeflow.org"),
          ("jobs", "jobsets", "pytorchjobs", "trainjobs"), None, ["not grouping by", "/apis/batch/v1/jobs", "403"]),
         (("",), ("pods/binding",), lambda n: cluster.pod("a", f"fits-{n}", gpus=1, queue="team-a"),
