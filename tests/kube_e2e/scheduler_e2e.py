@@ -710,9 +710,21 @@ def faults(cluster):
             c = condition(pods[name], "PodScheduled")
             if not c or c.status != "False" or c.reason != "Unschedulable":
                 return False
+        # One Event object per pod that waits, never two. The gang's pods may have one too: a
+        # cycle can see the gang before all its pods exist, or before the reclaim can start.
         named = [e.involved_object.name for e in cluster.events("b") if e.reason == "FailedScheduling"]
-        return sorted(named) == pending
-    wait_for("every pending pod reported", reported, timeout=60)
+        assert len(named) == len(set(named)), f"two FailedScheduling Event objects for one pod: {sorted(named)}"
+        return sorted(name for name in named if name in pending) == pending
+    try:
+        wait_for("every pending pod reported", reported, timeout=60)
+    except AssertionError:
+        for name, pod in sorted(cluster.pods("b").items()):
+            c = condition(pod, "PodScheduled")
+            print(f"pod b/{name}: node {pod.spec.node_name}, PodScheduled {c and (c.status, c.reason, c.message)}")
+        for e in cluster.events("b"):
+            print(f"event {e.metadata.name}: {e.involved_object.kind} {e.involved_object.name} {e.reason} {e.count} "
+                  f"{e.message}")
+        raise
     for namespace in ["a", "b"]:
         unbound = [name for name, pod in cluster.pods(namespace).items()
                    if not pod.spec.node_name and name not in pending]
