@@ -299,6 +299,51 @@ TEST(ObjectKeyTest, UsesNamespaceAndName) {
   EXPECT_EQ(object_key({{"metadata", {{"name", "node-1"}}}}), "node-1");
 }
 
+// A kind the cluster may not serve (a CRD not installed): the cache is empty and synced, says why,
+// fills once the kind is served, and empties again when it is gone.
+TEST(InformerErrorsTest, AnOptionalKindNotServedIsAnEmptyCacheLookedForAgain) {
+  TestServer server;
+  std::atomic<bool> served{false};
+  server.http().Get("/apis/batch/v1/jobs", [&](const httplib::Request& request, httplib::Response& response) {
+    if (!served.load()) {
+      response.status = 404;
+      response.set_content(R"({"kind":"Status","code":404,"reason":"NotFound","message":"the server could not find )"
+                           R"(the requested resource"})",
+                           "application/json");
+      return;
+    }
+    if (request.has_param("watch")) {
+      response.set_content("", "application/json");
+      return;
+    }
+    response.set_content(R"({"kind":"JobList","metadata":{"resourceVersion":"5"},)"
+                         R"("items":[{"metadata":{"name":"train","namespace":"ml","resourceVersion":"5"}}]})",
+                         "application/json");
+  });
+  server.start();
+  ClientConfig config;
+  config.server = server.url();
+  ApiClient client(config);
+  InformerOptions options;
+  options.collection_path = "/apis/batch/v1/jobs";
+  options.optional_kind = true;
+  options.absent_recheck_seconds = 0.05;
+  options.backoff_initial_seconds = 0.05;
+  options.backoff_max_seconds = 0.1;
+  Informer informer(client, options);
+  informer.start();
+  ASSERT_TRUE(informer.wait_for_sync(5));
+  EXPECT_TRUE(informer.snapshot().empty());
+  EXPECT_NE(informer.last_error().find("list /apis/batch/v1/jobs: HTTP 404"), std::string::npos)
+      << informer.last_error();
+  served = true;
+  ASSERT_TRUE(wait_until([&] { return informer.snapshot().contains("ml/train"); }));
+  EXPECT_EQ(informer.last_error(), "");
+  served = false;  // the CRD deleted: the watch is answered 404, and the cache empties
+  ASSERT_TRUE(wait_until([&] { return informer.snapshot().empty(); }));
+  EXPECT_TRUE(informer.synced());
+}
+
 }  // namespace
 }  // namespace tessera::kube
 

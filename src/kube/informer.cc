@@ -90,7 +90,10 @@ struct Informer::Impl {
           }
           last_relist_on_gone = Clock::now();
           break;
-        case Outcome::kAbsent:  // only a list ends so
+        case Outcome::kAbsent:  // an optional kind gone: list it, which finds it absent
+          count(&InformerStats::errors);
+          need_list = true;
+          break;
         case Outcome::kFailed:  // resume the watch, from the last resourceVersion, after a pause
           count(&InformerStats::errors);
           if (!sleep_for(backoff.next_delay_seconds())) return;
@@ -121,12 +124,12 @@ struct Informer::Impl {
       if (!response) return failed(fmt::format("list {}: {}", options.collection_path, response.error().message));
       if (response->status == 410) return Outcome::kGone;  // the continue token expired
       if (options.optional_kind && (response->status == 404 || response->status == 403)) {
-        return absent(fmt::format("list {}: HTTP {}: {}", options.collection_path, response->status,
-                                  response->error_message()));
+        return absent(
+            fmt::format("list {}: HTTP {}: {}", options.collection_path, response->status, response->error_message()));
       }
       if (!response->ok()) {
-        return failed(fmt::format("list {}: HTTP {}: {}", options.collection_path, response->status,
-                                  response->error_message()));
+        return failed(
+            fmt::format("list {}: HTTP {}: {}", options.collection_path, response->status, response->error_message()));
       }
       nlohmann::json page = response->json();
       if (!page.is_object()) {
@@ -176,8 +179,11 @@ struct Informer::Impl {
     if (stopping.load()) return Outcome::kStopped;
     Outcome outcome = ended_by_event;
     if (outcome == Outcome::kDone && !ended) {
-      outcome = watch_http_status(ended.error()) == 410 ? Outcome::kGone : Outcome::kFailed;
-      if (outcome == Outcome::kFailed) {
+      const int status = watch_http_status(ended.error());
+      outcome = status == 410 ? Outcome::kGone : Outcome::kFailed;
+      // An optional kind no longer served (its CRD deleted) or allowed: list it, to empty the cache.
+      if (options.optional_kind && (status == 404 || status == 403)) outcome = Outcome::kAbsent;
+      if (outcome != Outcome::kGone) {
         failed(fmt::format("watch {}: {}", options.collection_path, ended.error().message));
       }
     }
