@@ -215,13 +215,20 @@ TEST(AdapterDecisions, GangBindsAllItsPodsOrWaitsWhole) {
   EXPECT_EQ(waiting->pod_keys.size(), 4U);
 }
 
-TEST(AdapterDecisions, AJobsPodsStartAsOneGangWithoutAPodGroup) {
-  World world;
-  for (int i = 0; i < 4; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+// `nodes` nodes of 8 GPUs, queue team-a, and Job ml/train of 4 pods of 8 GPUs, `pods` of which the
+// Job controller has made.
+void add_train_job(World& world, int nodes, int pods) {
+  for (int i = 0; i < nodes; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
   world.add_queue(queue("team-a", "", 32));
   world.add_job(batch_job("ml", "train", 4));
   const json by_job = controlled_by("batch/v1", "Job", "train");
-  for (int i = 0; i < 4; ++i) world.add_pod(pod("ml", fmt::format("train-{}", i), {.gpus = 8, .controller = by_job}));
+  for (int i = 0; i < pods; ++i)
+    world.add_pod(pod("ml", fmt::format("train-{}", i), {.gpus = 8, .controller = by_job}));
+}
+
+TEST(AdapterDecisions, AJobsPodsStartAsOneGangWithoutAPodGroup) {
+  World world;
+  add_train_job(world, 4, 4);
   const Decisions decisions = world.cycle();
   ASSERT_EQ(decisions.starts.size(), 1U);
   EXPECT_EQ(decisions.starts.front().workload_key, "ml/Job/train");
@@ -239,11 +246,7 @@ TEST(AdapterDecisions, AJobsPodsStartAsOneGangWithoutAPodGroup) {
 
 TEST(AdapterDecisions, AJobThatDoesNotFitStartsNoPodAndItsJobIsTold) {
   World world;
-  for (int i = 0; i < 3; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
-  world.add_queue(queue("team-a", "", 32));
-  world.add_job(batch_job("ml", "train", 4));
-  const json by_job = controlled_by("batch/v1", "Job", "train");
-  for (int i = 0; i < 4; ++i) world.add_pod(pod("ml", fmt::format("train-{}", i), {.gpus = 8, .controller = by_job}));
+  add_train_job(world, 3, 4);
   const Decisions decisions = world.cycle();
   EXPECT_TRUE(decisions.starts.empty());
   const WaitingWorkload* waiting = waiting_of(decisions, "ml/Job/train");
@@ -257,13 +260,7 @@ TEST(AdapterDecisions, AJobThatDoesNotFitStartsNoPodAndItsJobIsTold) {
 
 TEST(AdapterDecisions, AJobsPodsWaitForTheirSiblingsAndForTheJob) {
   World world;
-  for (int i = 0; i < 4; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
-  world.add_queue(queue("team-a", "", 32));
-  world.add_job(batch_job("ml", "train", 4));
-  for (int i = 0; i < 3; ++i) {
-    world.add_pod(
-        pod("ml", fmt::format("train-{}", i), {.gpus = 8, .controller = controlled_by("batch/v1", "Job", "train")}));
-  }
+  add_train_job(world, 4, 3);
   world.add_pod(pod("ml", "unseen-0", {.gpus = 1, .controller = controlled_by("batch/v1", "Job", "unseen")}));
   const Decisions decisions = world.cycle();
   EXPECT_TRUE(decisions.starts.empty());

@@ -162,6 +162,8 @@ TEST(ApiResponseTest, ReadsStatusBodies) {
   EXPECT_TRUE(plain.json().is_null());
   EXPECT_EQ(plain.error_message(), "bad gateway");
   EXPECT_EQ(plain.reason(), "");
+  const ApiResponse not_served{404, "404 page not found\n"};  // a Go server's default handler
+  EXPECT_EQ(not_served.error_message(), "404 page not found");
 }
 
 TEST(ApiClientErrorsTest, ReportsTransportFailuresAsErrors) {

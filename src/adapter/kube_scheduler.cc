@@ -753,9 +753,8 @@ struct KubeScheduler::Impl {
     log_line(fmt::format("caches synced in {:.2f} s", sync_seconds.load()));
     for (const kube::Informer* informer : owner_informers()) {
       if (informer->last_error().empty()) continue;
-      std::string why = informer->last_error();
-      while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
-      log_line(fmt::format("not grouping by this kind of owner for now ({}); looked for again every 30 s", why));
+      log_line(fmt::format("not grouping by this kind of owner for now ({}); looked for again every 30 s",
+                           informer->last_error()));
     }
     if (options.leader_elect) {
       kube::LeaderElectionConfig election = options.election;

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -102,7 +103,10 @@ std::string ApiResponse::error_message() const {
       return message->get<std::string>();
     }
   }
-  return body;
+  // A plain body ("404 page not found\n" from a server's default handler) ends a log line.
+  std::string_view text = body;
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return std::string(text);
 }
 
 std::string ApiResponse::reason() const {

@@ -23,7 +23,8 @@ struct ApiResponse {
   bool ok() const { return status >= 200 && status < 300; }
   // The body parsed as JSON; a null json when it is not JSON.
   nlohmann::json json() const;
-  // For an error: the message of the metav1.Status body, else the body itself.
+  // For an error: the message of the metav1.Status body, else the body itself without trailing
+  // whitespace.
   std::string error_message() const;
   // The Status reason ("AlreadyExists", "Conflict", "Expired", "TooManyRequests"...), or "".
   std::string reason() const;
