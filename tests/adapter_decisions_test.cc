@@ -157,7 +157,7 @@ class World {
     std::vector<std::optional<Binding>> before;
     for (PodId pod = 0; pod < snapshot_->cluster->pod_count(); ++pod)
       before.push_back(snapshot_->cluster->binding(pod));
-    auto policy = make_policy("best-fit", WorkloadMix());
+    auto policy = make_policy("leftover-fit", WorkloadMix());
     Placer placer(**policy);
     auto result =
         run_cycle({*snapshot_->cluster, placer, snapshot_->workloads, *snapshot_->tree, *snapshot_->meter, kNow});

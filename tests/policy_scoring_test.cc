@@ -8,6 +8,7 @@
 #include "policy/first_fit_policy.h"
 #include "policy/fragmentation.h"
 #include "policy/gpu_packing_policy.h"
+#include "policy/leftover_fit_policy.h"
 #include "policy/policy_registry.h"
 #include "policy/spread_policy.h"
 #include "policy/tessera_policy.h"
@@ -131,18 +132,70 @@ TEST(ClassicPolicies, ChooseAsDescribed) {
   auto place = [&](PlacementPolicy& policy, const PodSpec& p) { return *Placer(policy).find(state, p); };
   FirstFitPolicy first_fit;
   BestFitPolicy best_fit;
+  LeftoverFitPolicy leftover_fit;
   SpreadPolicy spread;
   GpuPackingPolicy packing;
   DotProductPolicy dot;
   EXPECT_EQ(place(first_fit, one_gpu).node, 0);
-  EXPECT_EQ(place(best_fit, one_gpu).node, 0);  // less left over
+  EXPECT_EQ(place(best_fit, one_gpu).node, 0);      // less CPU and GPU left over
+  EXPECT_EQ(place(leftover_fit, one_gpu).node, 0);  // less left over
   EXPECT_EQ(place(spread, one_gpu).node, 1);    // more left over
   EXPECT_EQ(place(packing, share).node, 1);     // onto the already shared device
   EXPECT_EQ(place(packing, share).devices, std::vector<int16_t>{3});
   EXPECT_EQ(place(first_fit, share).devices, std::vector<int16_t>{2});  // node 0's first free device
   EXPECT_EQ(place(best_fit, share).node, 0);
+  EXPECT_EQ(place(leftover_fit, share).node, 0);
   // Dot product: node 1 has more free CPU and GPU, so the request aligns better with it.
   EXPECT_EQ(place(dot, one_gpu).node, 1);
+}
+
+// The FGD paper's BestFit, as its simulator computes it: CPU against 128 cores and GPU against 8
+// GPUs, half each, as a whole number; memory does not count.
+TEST(BestFitPolicy, ScoresAsThePapersSimulator) {
+  auto cluster = uniform_cluster(1, 8, 96000, 8 * kGiB);
+  NodeState state = NodeState::empty(cluster->nodes[0]);
+  state.gpu_used_milli = {1000, 500, 0, 0, 0, 0, 0, 0};
+  state.free.cpu_milli = 40000;
+  BestFitPolicy best_fit;
+  NodeView view{0, cluster->nodes[0], state};
+  // After a 1-GPU, 8-core pod: 32 cores and 5.5 GPUs free: 100 * (1 - 0.5*32/128 - 0.5*5.5/8) = 53.1
+  const PlacementChoice whole = best_fit.score(view, pod("one", 8000, GpuRequest::whole(1), 64 * kGiB));
+  EXPECT_DOUBLE_EQ(whole.score, 53);
+  // A 0.3 share goes to the device with the least room that holds it (device 1, 0.5 free).
+  const PlacementChoice share = best_fit.score(view, pod("share", 8000, GpuRequest::portion(300)));
+  EXPECT_EQ(share.device, 1);
+}
+
+// Every node the same: each tie is up to the engine.
+class IndifferentPolicy final : public PlacementPolicy {
+ public:
+  std::string_view name() const override { return "indifferent"; }
+  PlacementChoice score(const NodeView&, const PodSpec&) override { return {}; }
+};
+
+// Ties at random: every tied node is chosen for some seed, in proportion to the nodes of each
+// kind tied; first-fit keeps the lowest index, its rule.
+TEST(Placer, BreaksTiesAtRandomWhenAskedExceptForFirstFit) {
+  auto cluster = uniform_cluster(4, 2);
+  ClusterState state(cluster);
+  const PodId running = state.add_pod(pod("running", 1000, GpuRequest::none()));
+  state.bind(running, Binding{0, {}, 0});  // node 0 in a state of its own; nodes 1-3 alike
+  const PodSpec next = pod("next", 1000, GpuRequest::whole(1));
+  IndifferentPolicy indifferent;
+  FirstFitPolicy first_fit;
+  int on_node_0 = 0;
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    Placer placer(indifferent);
+    placer.break_ties_at_random(seed);
+    on_node_0 += placer.find(state, next)->node == 0 ? 1 : 0;
+    Placer ordered(first_fit);
+    ordered.break_ties_at_random(seed);
+    EXPECT_EQ(ordered.find(state, next)->node, 0);
+  }
+  // One node in four: 100 expected; the seeds are fixed, so the count is too.
+  EXPECT_GT(on_node_0, 60);
+  EXPECT_LT(on_node_0, 140);
+  EXPECT_EQ(Placer(indifferent).find(state, next)->node, 0);  // without it: the lowest index
 }
 
 TEST(PolicyRegistry, KnowsEveryNameAndRejectsOthers) {

@@ -36,7 +36,7 @@ struct WorkloadShape {
 class SchedulerWorld {
  public:
   SchedulerWorld(std::shared_ptr<ClusterSpec> cluster, std::vector<QueueSpec> queues,
-                 std::string_view policy = "best-fit")
+                 std::string_view policy = "leftover-fit")
       : cluster_spec_(std::move(cluster)),
         tree_(*QueueTree::build(std::move(queues), ResourceNames::standard())),
         meter_(*cluster_spec_, tree_.resources()),

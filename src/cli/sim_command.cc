@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "sim/html_report.h"
 #include "sim/json_report.h"
 #include "sim/scenario_loader.h"
+#include "sim/statistics.h"
 #include "sim/timeline_replay.h"
 
 namespace tessera {
@@ -30,6 +32,8 @@ struct SimOptions {
   int seeds = 5;
   uint64_t first_seed = 1;
   double target_pct = 130;
+  std::string tie_break = "lowest-index";
+  bool no_offline = false;
   int samples = 600;
   double arrival_speedup = 1;
   double horizon_seconds = 0;
@@ -43,25 +47,36 @@ struct SimOptions {
 };
 
 void print_arrival_table(const ArrivalReport& report) {
-  fmt::print("{} — {} nodes, {} GPUs; {} pods sampled until {:.0f}% of GPU capacity arrived; seeds {}\n",
+  fmt::print("{} — {} nodes, {} GPUs; {} pods sampled until {:.0f}% of GPU capacity arrived; seeds {}; ties {}\n",
              report.scenario, report.nodes, report.gpus, report.workload_pods, report.target_pct,
-             fmt::join(report.seeds, ","));
+             fmt::join(report.seeds, ","), report.random_ties ? "at random" : "to the lowest index");
   fmt::print("  cluster:  {}\n  workload: {}\n\n", report.cluster_source, report.workload_source);
-  fmt::print("{:<12} {:>17} {:>15} {:>10} {:>12} {:>10}\n", "policy", "GPU alloc @100%", "min-max", "frag @100%",
-             "failed pods", "time/run");
+  fmt::print("{:<13} {:>17} {:>15} {:>10} {:>12} {:>10} {:>9}\n", "policy", "GPU alloc @100%", "min-max", "frag @100%",
+             "failed pods", "time/run", "fgd gap");
   for (const ArrivalPolicyResult& policy : report.policies) {
     int64_t failed = 0;
     for (const auto& [type, count] : policy.by_type) failed += count.failed;
-    fmt::print("{:<12} {:>10.2f}% ±{:<5.2f} {:>6.2f}-{:<6.2f}% {:>9.2f}% {:>12.1f} {:>9.3f}s\n", policy.policy,
+    const std::optional<double> closed = fgd_gap_closed(report, policy);
+    fmt::print("{:<13} {:>10.2f}% ±{:<5.2f} {:>6.2f}-{:<6.2f}% {:>9.2f}% {:>12.1f} {:>9.3f}s {:>9}\n", policy.policy,
                policy.alloc_at_100_pct, policy.alloc_at_100_pct_stddev, policy.alloc_at_100_pct_min,
                policy.alloc_at_100_pct_max, policy.frag_at_100_pct,
                static_cast<double>(failed) / static_cast<double>(std::max<size_t>(policy.runs.size(), 1)),
-               policy.wall_seconds_median);
+               policy.wall_seconds_median, closed ? fmt::format("{:.0f}%", 100 * *closed) : "-");
+  }
+  if (!report.offline_alloc_pct.empty()) {
+    const auto [low, high] = std::minmax_element(report.offline_alloc_pct.begin(), report.offline_alloc_pct.end());
+    fmt::print("{:<13} {:>10.2f}% ±{:<5.2f} {:>6.2f}-{:<6.2f}%\n", "offline", mean(report.offline_alloc_pct),
+               stddev(report.offline_alloc_pct), *low, *high);
   }
   fmt::print(
       "\nGPU alloc @100%: allocated GPUs / capacity when arrived GPU requests reach 100% of capacity "
       "(mean ± stddev over seeds).\nfrag @100%: free GPU capacity the workload mix cannot use (FGD), "
       "% of capacity. failed pods: per seed, over the whole run.\n");
+  if (!report.offline_alloc_pct.empty()) {
+    fmt::print(
+        "offline: the same arrived pods packed knowing them all in advance (first-fit decreasing), the ceiling.\n"
+        "fgd gap: the share of fgd's distance to the offline packing that the policy closes.\n");
+  }
 }
 
 // A span of simulated time, short: "40 s", "12.5 min", "3.2 h", "2.1 d".
@@ -221,6 +236,8 @@ int run_sim(SimOptions options) {
     for (int i = 0; i < options.seeds; ++i) arrival.seeds.push_back(options.first_seed + static_cast<uint64_t>(i));
     arrival.threads = options.threads;
     arrival.check_invariants = options.check_invariants;
+    arrival.random_ties = options.tie_break == "random";
+    arrival.offline_bound = !options.no_offline;
     auto report = run_arrival_experiment(*scenario, policies, arrival);
     if (!report) {
       fmt::print(stderr, "error: {}\n", report.error().message);
@@ -279,6 +296,14 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "Arrival mode: stop once arrived GPU requests reach this % of capacity")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
+  sim->add_option("--tie-break", options->tie_break,
+                  "Arrival mode: how a policy chooses between equally good nodes: random (seeded, as the FGD "
+                  "paper's simulator does) or lowest-index; first-fit always takes the lowest index")
+      ->check(CLI::IsMember({"random", "lowest-index"}))
+      ->capture_default_str();
+  sim->add_flag("--no-offline", options->no_offline,
+                "Arrival mode: skip the offline packing of the arrived pods (the ceiling the policies are measured "
+                "against)");
   sim->add_option("--samples", options->samples, "Timeline mode: points per time series")
       ->check(CLI::Range(2, 100000))
       ->capture_default_str();

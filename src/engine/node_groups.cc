@@ -27,6 +27,8 @@ void NodeGroups::assign(NodeIndex node, NodeStateKey key) {
     Group& old_group = groups_[static_cast<size_t>(slot)];
     if (old_group.key == key) return;
     old_group.members.erase(node);
+    old_group.size = static_cast<int32_t>(old_group.members.size());
+    if (!old_group.members.empty()) old_group.representative = *old_group.members.begin();
     if (old_group.members.empty()) {
       index_.erase(old_group.key);
       free_slots_.push_back(slot);
@@ -36,7 +38,7 @@ void NodeGroups::assign(NodeIndex node, NodeStateKey key) {
   if (inserted) {
     if (free_slots_.empty()) {
       it->second = static_cast<int32_t>(groups_.size());
-      groups_.push_back(Group{std::move(key), {}, next_uid_++});
+      groups_.push_back(Group{std::move(key), {}, -1, 0, next_uid_++});
     } else {
       it->second = free_slots_.back();
       free_slots_.pop_back();
@@ -46,7 +48,10 @@ void NodeGroups::assign(NodeIndex node, NodeStateKey key) {
     }
   }
   slot = it->second;
-  groups_[static_cast<size_t>(slot)].members.insert(node);
+  Group& group = groups_[static_cast<size_t>(slot)];
+  group.members.insert(node);
+  group.size = static_cast<int32_t>(group.members.size());
+  group.representative = *group.members.begin();
 }
 
 }  // namespace tessera

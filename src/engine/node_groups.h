@@ -33,6 +33,10 @@ class NodeGroups {
   struct Group {
     NodeStateKey key;
     std::set<NodeIndex> members;  // ordered: begin() is the representative
+    // members' first and size, kept beside the key: a placement reads them for every group, and
+    // reaching into the set for them was most of its cost.
+    NodeIndex representative = -1;
+    int32_t size = 0;
     // Never reused, even when the slot is: a group's key never changes, so anything derived
     // from the key (a feasibility verdict, a policy score) can be cached under this id.
     uint64_t uid = 0;
@@ -48,7 +52,7 @@ class NodeGroups {
   template <typename Visit>
   void for_each(Visit&& visit) const {
     for (const Group& group : groups_) {
-      if (!group.members.empty()) visit(group);
+      if (group.size > 0) visit(group);
     }
   }
   size_t group_count() const { return groups_.size() - free_slots_.size(); }

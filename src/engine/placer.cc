@@ -46,6 +46,18 @@ Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementCh
   return binding;
 }
 
+bool Placer::takes_the_lead(double score, NodeIndex node, int weight, std::optional<double> best_score,
+                            NodeIndex best_node) {
+  if (!best_score || score > *best_score) {
+    tied_weight_ = weight;
+    return true;
+  }
+  if (score < *best_score) return false;
+  if (!random_ || policy_.ranks_by_node_order()) return node < best_node;
+  tied_weight_ += weight;
+  return std::uniform_int_distribution<int64_t>(1, tied_weight_)(*random_) <= weight;
+}
+
 std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
                                                  const PlacementPass& pass) {
   std::optional<PlacementChoice> best;
@@ -59,7 +71,7 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
       continue;
     }
     PlacementChoice choice = policy_.score(view, pod);
-    if (!best || choice.score > best->score) {
+    if (takes_the_lead(choice.score, node, 1, best ? std::optional(best->score) : std::nullopt, best_node)) {
       best = choice;
       best_node = node;
     }
@@ -84,12 +96,11 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
   const Verdict* best = nullptr;
   NodeIndex best_node = -1;
   cluster.groups().for_each([&](const NodeGroups::Group& group) {
-    NodeIndex representative = *group.members.begin();
+    const NodeIndex representative = group.representative;
     // The members of a group share their holder and so their due time; the verdict below
     // depends only on their state, so it is cached whoever asks.
     if (reserved_nodes && !pass.admits(cluster.reservation(representative))) {
-      if (why)
-        why->nodes_by_predicate[static_cast<size_t>(Predicate::kReserved)] += static_cast<int>(group.members.size());
+      if (why) why->nodes_by_predicate[static_cast<size_t>(Predicate::kReserved)] += group.size;
       return;
     }
     auto [it, inserted] = verdicts_.try_emplace(group.uid << 20 | shape);
@@ -104,11 +115,11 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       }
     }
     if (verdict.predicate != Predicate::kFits) {
-      if (why)
-        why->nodes_by_predicate[static_cast<size_t>(verdict.predicate)] += static_cast<int>(group.members.size());
+      if (why) why->nodes_by_predicate[static_cast<size_t>(verdict.predicate)] += group.size;
       return;
     }
-    if (!best || verdict.score > best->score || (verdict.score == best->score && representative < best_node)) {
+    if (takes_the_lead(verdict.score, representative, group.size, best ? std::optional(best->score) : std::nullopt,
+                       best_node)) {
       best = &verdict;
       best_node = representative;
     }

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -33,6 +34,11 @@ class Placer {
  public:
   explicit Placer(PlacementPolicy& policy) : policy_(policy) {}
 
+  // Breaks ties among the best nodes uniformly at random (seeded) instead of by the lowest
+  // index, as the FGD paper's simulator does; policies whose rule is the order of the nodes
+  // (first-fit) keep it. Experiments use it to run baselines as they were published.
+  void break_ties_at_random(uint64_t seed) { random_.emplace(seed); }
+
   // The best feasible binding for the pod in the cluster as it is, or nullopt. Reserved nodes
   // count only where the pass admits them.
   std::optional<Binding> find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why = nullptr,
@@ -55,7 +61,13 @@ class Placer {
     double score = 0;
   };
 
+  // Whether a node of `weight` nodes that scores `score` replaces the best so far (nullopt: none
+  // yet); ties go to the lowest index, or at random in proportion to the nodes tied.
+  bool takes_the_lead(double score, NodeIndex node, int weight, std::optional<double> best_score, NodeIndex best_node);
+
   PlacementPolicy& policy_;
+  std::optional<std::mt19937_64> random_;
+  int64_t tied_weight_ = 0;  // nodes tied for the best so far, with random ties
   const ClusterState* cluster_ = nullptr;
   PodShapes shapes_;
   std::unordered_map<uint64_t, Verdict> verdicts_;

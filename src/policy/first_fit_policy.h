@@ -9,6 +9,7 @@ class FirstFitPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "first-fit"; }
   PlacementChoice score(const NodeView& node, const PodSpec& pod) override;
+  bool ranks_by_node_order() const override { return true; }
 };
 
 }  // namespace tessera

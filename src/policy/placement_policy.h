@@ -30,6 +30,9 @@ class PlacementPolicy {
   // Scores a node the pod fits on. Must depend only on the node's spec and state (not on its
   // index), so nodes in identical states can be scored once.
   virtual PlacementChoice score(const NodeView& node, const PodSpec& pod) = 0;
+  // True for a policy whose rule is the order of the nodes (its scores all tie, and the lowest
+  // index wins): a random tie-break must leave it alone.
+  virtual bool ranks_by_node_order() const { return false; }
 };
 
 using PlacementPolicyPtr = std::unique_ptr<PlacementPolicy>;

@@ -7,14 +7,15 @@
 #include "policy/fgd_policy.h"
 #include "policy/first_fit_policy.h"
 #include "policy/gpu_packing_policy.h"
+#include "policy/leftover_fit_policy.h"
 #include "policy/spread_policy.h"
 #include "policy/tessera_policy.h"
 
 namespace tessera {
 
 const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names = {"tessera",     "fgd",       "best-fit", "dot-product",
-                                                 "gpu-packing", "first-fit", "spread"};
+  static const std::vector<std::string> names = {"tessera",     "fgd",         "best-fit",  "leftover-fit",
+                                                 "dot-product", "gpu-packing", "first-fit", "spread"};
   return names;
 }
 
@@ -22,6 +23,7 @@ Result<PlacementPolicyPtr> make_policy(std::string_view name, const WorkloadMix&
   if (name == "tessera") return PlacementPolicyPtr(std::make_unique<TesseraPolicy>(mix));
   if (name == "fgd") return PlacementPolicyPtr(std::make_unique<FgdPolicy>(mix));
   if (name == "best-fit") return PlacementPolicyPtr(std::make_unique<BestFitPolicy>());
+  if (name == "leftover-fit") return PlacementPolicyPtr(std::make_unique<LeftoverFitPolicy>());
   if (name == "dot-product") return PlacementPolicyPtr(std::make_unique<DotProductPolicy>());
   if (name == "gpu-packing") return PlacementPolicyPtr(std::make_unique<GpuPackingPolicy>());
   if (name == "first-fit") return PlacementPolicyPtr(std::make_unique<FirstFitPolicy>());

@@ -1,17 +1,27 @@
-// tessera: the project's default placement policy. Like FGD it descends a fragmentation
-// gradient, but against a measure that also counts what FGD's misses:
-//   T_n(M) = sum_m p_m ( F_n(m) + S_n(m) )
-// F is FGD's fragmentation (fragmentation.h, with kResourceAwareRules: memory counts, and a
-// CPU-only type fragments only the GPUs of nodes it no longer fits on) — free GPU that type m
-// cannot use at all, or on devices too small for it. S is the
-// stranded capacity (usable_capacity.h): free GPU that pods of type m could not fill even if
-// only they arrived, because CPU or memory runs out first or a device's free portion is not a
-// multiple of m's portion. The pod goes where T grows least:
-//   score(n) = -( T_n'(M) - T_n(M) )
-// and a fraction tries every device it fits on and keeps the smallest growth.
+// tessera: the project's default placement policy. Like FGD it descends a gradient of expected
+// unusable GPU capacity, against a measure that counts what FGD's misses (tessera_measure.h):
+//   T_n(M) = sum_m p_m ( R_n(m) + S_n(m) )
+// S is the stranded capacity (usable_capacity.h) — free GPU that pods of type m could not fill
+// even if only they arrived, because CPU or memory runs out first, too few devices are idle, or a
+// device's free portion is not a multiple of m's portion — and R is every free GPU of a node that
+// no longer has the CPU or memory for one pod of m. The pod goes where T grows least:
+//   score(n) = -( T_n'(M) - T_n(M) ), rounded to a tenth of a GPU
+// and a fraction tries every device it fits on and keeps the smallest growth. Rounding makes
+// nearly equal choices tie, and ties go to the lowest index: first-fit's packing among them.
+// M is taken per node: only the types that could ever run on the node (its GPU models, GPU count,
+// CPU and memory allow them), their popularities renormalised. The other types' view of the node
+// never changes, so counting them (as FGD does) only adds a constant pull toward the nodes they
+// cannot use — with a third of the pods constrained to GPU models, a pull stronger than the
+// packing signal itself.
 #pragma once
 
+#include <array>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
 #include "policy/placement_policy.h"
+#include "policy/tessera_measure.h"
 #include "policy/workload_mix.h"
 
 namespace tessera {
@@ -26,7 +36,28 @@ class TesseraPolicy final : public PlacementPolicy {
   double unusable_capacity(const NodeSpec& node, const NodeState& state) const;
 
  private:
+  const TesseraMeasure& measure_for(const NodeSpec& node) const;
+  // T of a state before the placement: the same state is asked about for every pod shape that
+  // comes to it, so it is remembered (by the state, its devices in any order: T ignores order).
+  double unusable_before(const NodeSpec& node, const NodeState& state);
+
+  struct StateKey {
+    const NodeSpec* node = nullptr;
+    int64_t free_cpu_milli = 0;
+    int64_t free_memory_bytes = 0;
+    std::array<int16_t, 8> used_ascending{};
+    friend bool operator==(const StateKey&, const StateKey&) = default;
+  };
+  struct StateKeyHash {
+    size_t operator()(const StateKey& key) const;
+  };
+
   WorkloadMix mix_;
+  // One per kind of node (allocatable CPU and memory, then each device's model and memory), built
+  // on first use, and found by the node spec's address after that (specs never change).
+  mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;
+  mutable std::unordered_map<const NodeSpec*, const TesseraMeasure*> measure_of_node_;
+  std::unordered_map<StateKey, double, StateKeyHash> before_;
 };
 
 }  // namespace tessera

@@ -12,6 +12,7 @@
 #include "engine/placer.h"
 #include "policy/fragmentation.h"
 #include "policy/policy_registry.h"
+#include "sim/offline_packing.h"
 #include "sim/parallel_runs.h"
 #include "sim/pod_type_label.h"
 #include "sim/statistics.h"
@@ -41,6 +42,43 @@ class FragmentationTracker {
   std::vector<double> per_node_;
   double total_ = 0;
 };
+
+// The arrival order of the reference: every pod of the population once, in a seeded random
+// order, then pods drawn from it with replacement.
+class ArrivalSequence {
+ public:
+  ArrivalSequence(size_t population, uint64_t seed) : random_(seed), order_(population) {
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    std::shuffle(order_.begin(), order_.end(), random_);
+  }
+  size_t next() {
+    const size_t index = arrivals_ < order_.size() ? order_[arrivals_] : static_cast<size_t>(random_() % order_.size());
+    ++arrivals_;
+    return index;
+  }
+
+ private:
+  std::mt19937_64 random_;
+  std::vector<size_t> order_;
+  size_t arrivals_ = 0;
+};
+
+// The offline ceiling for one seed: the pods that arrive until their GPU requests reach
+// min(target, 100%) of capacity, packed knowing them all (offline_packing.h), as % of capacity.
+double offline_alloc_pct(const Scenario& scenario, const std::vector<PodSpec>& population, uint64_t seed,
+                         double target_pct) {
+  const double capacity = static_cast<double>(scenario.cluster->gpu_capacity_milli());
+  const int64_t device_memory = scenario.cluster->median_device_memory();
+  ArrivalSequence sequence(population.size(), seed);
+  std::vector<PodSpec> arrived;
+  int64_t arrived_milli = 0;
+  while (100.0 * static_cast<double>(arrived_milli) / capacity < std::min(target_pct, 100.0)) {
+    const PodSpec& pod = population[sequence.next()];
+    arrived.push_back(pod);
+    arrived_milli += pod.gpu.pending_milli(device_memory);
+  }
+  return 100.0 * static_cast<double>(offline_packed_gpu_milli(scenario.cluster, arrived)) / capacity;
+}
 
 // The curve's last point at or before `arrived_pct` (allocation only grows with arrivals).
 ArrivalPoint point_at(const std::vector<ArrivalPoint>& curve, double arrived_pct) {
@@ -97,6 +135,8 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
   const auto started = std::chrono::steady_clock::now();
   ClusterState cluster(scenario.cluster);
   Placer placer(**policy);
+  // Its own stream, so the arrivals are the same whichever way ties are broken.
+  if (options.random_ties) placer.break_ties_at_random(seed ^ 0x9e3779b97f4a7c15ULL);
   const WorkloadMix typical = mix.typical();
   FragmentationTracker fragmentation(cluster, typical);
   const double capacity = static_cast<double>(cluster.totals().gpu_capacity_milli);
@@ -114,21 +154,13 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
 
   ArrivalRun run;
   run.seed = seed;
-  std::mt19937_64 random(seed);
   int64_t arrived_milli = 0;
   bool reached_100 = false;
   double last_recorded = 0;
-  // As in the paper's experiments: every pod of the trace once, in a seeded random order, then
-  // pods drawn from it with replacement until the target is reached.
-  std::vector<size_t> order(population.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), random);
-  size_t arrivals = 0;
+  ArrivalSequence sequence(population.size(), seed);
   run.curve.push_back(ArrivalPoint{0, 0, 100.0 * fragmentation.total() / capacity});
   while (100.0 * static_cast<double>(arrived_milli) / capacity < options.target_pct) {
-    const size_t next = arrivals < order.size() ? order[arrivals] : static_cast<size_t>(random() % population.size());
-    ++arrivals;
-    const PodSpec& sampled = population[next];
+    const PodSpec& sampled = population[sequence.next()];
     const PodId pod = cluster.add_pod(sampled);
     arrived_milli += sampled.gpu.pending_milli(device_memory);
     TypeCount& count = run.by_type[pod_type_label(sampled)];
@@ -185,6 +217,17 @@ Result<ArrivalReport> run_arrival_experiment(const Scenario& scenario, std::span
   auto runs = run_in_parallel<Result<ArrivalRun>>(policies.size() * seeds, options.threads, [&](size_t job) {
     return run_arrival_seed(scenario, policies[job / seeds], options.seeds[job % seeds], options);
   });
+  for (const auto& run : runs) {
+    if (!run) return run.error();
+  }
+  // Only once the runs succeeded: they refuse a list whose pods never reach the target.
+  std::vector<double> offline;
+  if (options.offline_bound) {
+    const std::vector<PodSpec> population = all_pods(scenario);
+    offline = run_in_parallel<double>(seeds, options.threads, [&](size_t job) {
+      return offline_alloc_pct(scenario, population, options.seeds[job], options.target_pct);
+    });
+  }
 
   ArrivalReport report;
   report.scenario = scenario.name;
@@ -195,6 +238,8 @@ Result<ArrivalReport> run_arrival_experiment(const Scenario& scenario, std::span
   report.workload_pods = pod_count(scenario);
   report.target_pct = options.target_pct;
   report.seeds = options.seeds;
+  report.random_ties = options.random_ties;
+  report.offline_alloc_pct = offline;
   for (size_t p = 0; p < policies.size(); ++p) {
     std::vector<ArrivalRun> policy_runs;
     for (size_t s = 0; s < seeds; ++s) {

@@ -20,6 +20,11 @@ struct ArrivalOptions {
   std::vector<uint64_t> seeds = {1, 2, 3, 4, 5};
   int threads = 0;                // 0: one per core
   bool check_invariants = false;  // verify the safety invariants after every placement (slow)
+  // Ties between equally good nodes: at random (seeded; the FGD paper's simulator does this, and
+  // its published figures need it) or to the lowest index. Policies that rank by node order
+  // (first-fit) keep their order either way.
+  bool random_ties = false;
+  bool offline_bound = true;  // also pack each seed's arrived pods offline (offline_packing.h)
 };
 
 Result<ArrivalReport> run_arrival_experiment(const Scenario& scenario, std::span<const std::string> policies,

@@ -1,6 +1,9 @@
 #include "sim/json_report.h"
 
 #include <cmath>
+#include <optional>
+
+#include "sim/statistics.h"
 
 namespace tessera {
 
@@ -248,7 +251,18 @@ json timeline_policy_json(const TimelinePolicyResult& policy) {
 
 json arrival_report_json(const ArrivalReport& report) {
   json policies = json::array();
-  for (const ArrivalPolicyResult& policy : report.policies) policies.push_back(arrival_policy_json(policy));
+  for (const ArrivalPolicyResult& policy : report.policies) {
+    json entry = arrival_policy_json(policy);
+    const std::optional<double> closed = fgd_gap_closed(report, policy);
+    entry["fgd_gap_closed"] = closed ? json(std::round(*closed * 1e4) / 1e4) : json(nullptr);
+    policies.push_back(std::move(entry));
+  }
+  json offline = nullptr;
+  if (!report.offline_alloc_pct.empty()) {
+    json runs = json::array();
+    for (double pct : report.offline_alloc_pct) runs.push_back(percent(pct));
+    offline = {{"alloc_at_100_pct", percent(mean(report.offline_alloc_pct))}, {"runs", std::move(runs)}};
+  }
   return {{"schema", kSimJsonSchema},
           {"mode", "arrival"},
           {"scenario", report.scenario},
@@ -256,6 +270,8 @@ json arrival_report_json(const ArrivalReport& report) {
           {"workload", {{"source", report.workload_source}, {"pods", report.workload_pods}}},
           {"target_pct", percent(report.target_pct)},
           {"seeds", report.seeds},
+          {"tie_break", report.random_ties ? "random" : "lowest-index"},
+          {"offline", std::move(offline)},
           {"policies", std::move(policies)}};
 }
 

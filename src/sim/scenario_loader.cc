@@ -10,6 +10,7 @@
 
 #include "sim/alibaba_trace.h"
 #include "sim/embedded_traces.h"
+#include "sim/pod_mix.h"
 #include "sim/scenario_yaml.h"
 
 namespace tessera {
@@ -20,8 +21,10 @@ constexpr std::string_view kBuiltinPrefix = "builtin:";
 
 bool is_builtin(std::string_view reference) { return reference.starts_with(kBuiltinPrefix); }
 
+bool is_mix(std::string_view reference) { return reference.starts_with(kPodMixPrefix); }
+
 bool is_yaml(std::string_view reference) {
-  return !is_builtin(reference) && (reference.ends_with(".yaml") || reference.ends_with(".yml"));
+  return !is_builtin(reference) && !is_mix(reference) && (reference.ends_with(".yaml") || reference.ends_with(".yml"));
 }
 
 std::string builtin_names(EmbeddedTrace::Kind kind) {
@@ -61,6 +64,24 @@ void take_queues(ScenarioParts& parts, Scenario& scenario) {
   scenario.queues = std::move(parts.queues).value_or(std::vector<QueueSpec>());
   scenario.resources = std::move(parts.resources);
   scenario.warnings.insert(scenario.warnings.end(), parts.warnings.begin(), parts.warnings.end());
+}
+
+// `mix:...`: pods drawn from a base list with chosen shares (sim/pod_mix.h). The list has no
+// times of its own, so only the arrival experiment can use it.
+Result<std::vector<WorkloadSpec>> load_pod_mix(std::string_view reference, const ClusterSpec& cluster,
+                                               std::string& untimed) {
+  auto spec = parse_pod_mix(reference.substr(kPodMixPrefix.size()));
+  if (!spec) return spec.error();
+  auto text = read_reference(spec->base);
+  if (!text) return text.error();
+  std::string base_untimed;
+  auto base = parse_alibaba_pods(*text, display_name(spec->base), cluster, &base_untimed);
+  if (!base) return base.error();
+  untimed = fmt::format(
+      "{}: a drawn pod mix has no arrival or end times (a timeline replay needs them; arrival "
+      "mode does not)",
+      reference);
+  return draw_pod_mix(*spec, *base, cluster);
 }
 
 }  // namespace
@@ -130,6 +151,11 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
     scenario.workload_source = parts->workload_source.empty() ? request.workload : parts->workload_source;
     take_queues(*parts, scenario);
     if (scenario.name.empty()) scenario.name = parts->name;
+  } else if (is_mix(request.workload)) {
+    auto workloads = load_pod_mix(request.workload, *scenario.cluster, scenario.untimed);
+    if (!workloads) return workloads.error();
+    scenario.workloads = std::move(*workloads);
+    scenario.workload_source = request.workload;
   } else {
     auto text = read_reference(request.workload);
     if (!text) return text.error();
@@ -141,7 +167,8 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
   if (scenario.name.empty()) {
     scenario.name = is_builtin(request.workload)
                         ? fmt::format("Alibaba GPU trace 2023: {}", request.workload.substr(kBuiltinPrefix.size()))
-                        : std::filesystem::path(request.workload).stem().string();
+                    : is_mix(request.workload) ? request.workload
+                                               : std::filesystem::path(request.workload).stem().string();
   }
   std::stable_sort(scenario.workloads.begin(), scenario.workloads.end(),
                    [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.arrival_seconds < b.arrival_seconds; });

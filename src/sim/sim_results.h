@@ -59,8 +59,16 @@ struct ArrivalReport {
   int64_t workload_pods = 0;  // pods in the population sampled from
   double target_pct = 0;      // arrivals stop once arrived GPU requests reach this
   std::vector<uint64_t> seeds;
+  bool random_ties = false;  // ties between nodes broken at random rather than by lowest index
   std::vector<ArrivalPolicyResult> policies;
+  // Per seed: the offline first-fit-decreasing packing of the pods that arrived up to 100%
+  // (sim/offline_packing.h), % of capacity; empty when not computed.
+  std::vector<double> offline_alloc_pct;
 };
+
+// The share of FGD's gap to the offline packing that a policy closes: (policy - fgd) / (offline -
+// fgd), nullopt without an offline figure, without an fgd run, or where fgd reaches it.
+std::optional<double> fgd_gap_closed(const ArrivalReport& report, const ArrivalPolicyResult& policy);
 
 struct TimelinePoint {
   double time_seconds = 0;

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Runs the arrival experiment (`tessera sim`) on the pod lists the default policy was tuned on and
+# on held-out lists it was not, and prints one table per set: each policy's GPU allocation at 100%
+# arrived, the offline packing of the same pods, and the share of fgd's gap to it each policy closes.
+#   scripts/packing-generalisation.sh [--seeds N] [--policy LIST] [--set tuning|held-out-1|held-out-2|all]
+#                                     [--tie-break T]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tessera=${TESSERA:-build/tessera}
+seeds=3
+policies=tessera,fgd,first-fit,best-fit
+set_name=all
+tie_break=lowest-index
+while (($#)); do
+  case $1 in
+    --seeds) seeds=$2; shift 2 ;;
+    --policy) policies=$2; shift 2 ;;
+    --set) set_name=$2; shift 2 ;;
+    --tie-break) tie_break=$2; shift 2 ;;
+    *) echo "unknown argument '$1' (expected --seeds, --policy, --set or --tie-break)" >&2; exit 2 ;;
+  esac
+done
+
+# Tuning: the built-in Alibaba lists and five drawn mixes, all looked at while the policy was made.
+tuning=(builtin:default builtin:cpu050 builtin:cpu100 builtin:cpu200 builtin:cpu250 builtin:cpu300 builtin:cpu0
+        builtin:gpushare20 builtin:gpushare40 builtin:gpushare60 builtin:gpushare80 builtin:gpushare100
+        mix:gpu-spec=0.33,seed=1 mix:multi-gpu=0.08,seed=1 mix:gpu-spec=0.25,multi-gpu=0.05,cpu-only=0.3,seed=1
+        mix:base=gpushare40,multi-gpu=0.1,gpu-spec=0.33,seed=2 mix:gpu-spec=0.33,sharing=0.3,seed=3)
+# Held out, first round: run once the policy's first form was made. It showed a loss to first-fit
+# on lists with many multi-GPU and model-constrained pods, so it has been seen: the last two tuning
+# lists were drawn like its worst ones (other seeds), and the policy changed on them.
+held_out_1=(mix:gpu-spec=0.2,seed=101 mix:gpu-spec=0.1,seed=102 mix:multi-gpu=0.11,seed=103
+          mix:multi-gpu=0.05,sharing=0.6,seed=104 mix:gpu-spec=0.3,multi-gpu=0.04,cpu-only=0.25,seed=105
+          mix:gpu-spec=0.2,multi-gpu=0.1,cpu-only=0.1,seed=106 mix:gpu-spec=0.33,sharing=0.2,seed=107
+          mix:base=gpushare100,gpu-spec=0.2,seed=108 mix:base=cpu250,gpu-spec=0.25,multi-gpu=0.06,seed=109
+          mix:one-gpu=0.2,sharing=0.6,gpu-spec=0.15,seed=110 mix:base=gpushare40,multi-gpu=0.1,gpu-spec=0.33,seed=111
+          mix:cpu-only=0.4,gpu-spec=0.2,multi-gpu=0.03,seed=112)
+# Held out, second round: drawn after the last change and run only to report.
+held_out_2=(mix:gpu-spec=0.25,multi-gpu=0.08,seed=201 mix:base=gpushare60,gpu-spec=0.33,multi-gpu=0.05,seed=202
+          mix:base=cpu100,gpu-spec=0.15,multi-gpu=0.11,seed=203 mix:sharing=0.5,multi-gpu=0.08,gpu-spec=0.3,seed=204
+          mix:one-gpu=0.5,multi-gpu=0.1,gpu-spec=0.2,seed=205 mix:base=gpushare80,gpu-spec=0.1,seed=206
+          mix:cpu-only=0.2,multi-gpu=0.06,gpu-spec=0.33,seed=207 mix:base=cpu200,gpu-spec=0.3,seed=208
+          mix:multi-gpu=0.15,gpu-spec=0.25,seed=209
+          mix:base=gpushare20,multi-gpu=0.07,gpu-spec=0.2,cpu-only=0.15,seed=210
+          mix:sharing=0.35,one-gpu=0.35,multi-gpu=0.05,gpu-spec=0.33,seed=211
+          mix:base=cpu050,gpu-spec=0.2,multi-gpu=0.09,seed=212)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+run_set() {
+  local name=$1; shift
+  local files=()
+  local i=0
+  for workload in "$@"; do
+    i=$((i + 1))
+    "$tessera" sim --workload "$workload" --policy "$policies" --seeds "$seeds" --tie-break "$tie_break" \
+      --no-report --json "$work/$name-$i.json" > /dev/null
+    files+=("$work/$name-$i.json")
+  done
+  python3 - "$name" "${files[@]}" <<'PY'
+import json, sys
+name, files = sys.argv[1], sys.argv[2:]
+rows = [json.load(open(f)) for f in files]
+policies = [p["policy"] for p in rows[0]["policies"]]
+print(f"\n{name}: GPU allocation at 100% arrived (mean of {len(rows[0]['seeds'])} seeds); in brackets the share of fgd's gap to the offline packing closed")
+print(f"{'pod list':<58}" + "".join(f"{p:>18}" for p in policies) + f"{'offline':>9}")
+closed_by_policy = {p: [] for p in policies}
+allocs = []
+worst_margin = {p: None for p in policies}
+for report in rows:
+    alloc = {p["policy"]: p["alloc_at_100_pct"] for p in report["policies"]}
+    allocs.append(alloc)
+    offline = (report.get("offline") or {}).get("alloc_at_100_pct")
+    cells = []
+    for p in policies:
+        gap = (offline - alloc["fgd"]) if offline is not None and "fgd" in alloc else None
+        closed = (alloc[p] - alloc["fgd"]) / gap if gap and gap > 0 else None
+        if closed is not None: closed_by_policy[p].append(closed)
+        if "fgd" in alloc:
+            margin = alloc[p] - alloc["fgd"]
+            worst_margin[p] = margin if worst_margin[p] is None else min(worst_margin[p], margin)
+        cells.append(f"{alloc[p]:>9.2f}%" + (f" ({100*closed:>4.0f}%)" if closed is not None else "        "))
+    source = report["workload"]["source"].replace("openb_pod_list_", "")
+    print(f"{source[:58]:<58}" + "".join(f"{c:>18}" for c in cells) + (f"{offline:>8.2f}%" if offline else f"{'-':>9}"))
+print(f"{'worst margin over fgd (points)':<58}" + "".join(f"{worst_margin[p]:>+18.2f}" for p in policies))
+if "first-fit" in policies:
+    worst_ff = {p: min(r[p] - r["first-fit"] for r in allocs) for p in policies}
+    print(f"{'worst margin over first-fit (points)':<58}" + "".join(f"{worst_ff[p]:>+18.2f}" for p in policies))
+print(f"{'least share of the gap closed':<58}" + "".join(
+    f"{100*min(closed_by_policy[p]):>17.0f}%" if closed_by_policy[p] else f"{'-':>18}" for p in policies))
+PY
+}
+[[ $set_name == tuning || $set_name == all ]] && run_set tuning "${tuning[@]}"
+[[ $set_name == held-out-1 || $set_name == all ]] && run_set held-out-1 "${held_out_1[@]}"
+[[ $set_name == held-out-2 || $set_name == all ]] && run_set held-out-2 "${held_out_2[@]}"
+exit 0

@@ -1,0 +1,169 @@
+#include "policy/tessera_measure.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "policy/device_choice.h"
+#include "policy/usable_capacity.h"
+
+namespace tessera {
+
+namespace {
+
+int64_t pods_by_resources(const Resources& free, int64_t cpu_milli, int64_t memory_bytes) {
+  int64_t pods = std::numeric_limits<int64_t>::max();
+  if (cpu_milli > 0) pods = std::min(pods, free.cpu_milli / cpu_milli);
+  if (memory_bytes > 0) pods = std::min(pods, free.memory_bytes / memory_bytes);
+  return std::max<int64_t>(pods, 0);
+}
+
+}  // namespace
+
+double stranded_behind_resources(const NodeState& state, const WorkloadMix& mix) {
+  const auto free_total = static_cast<double>(state.gpu_free_total());
+  double expected = 0;
+  for (const PodType& type : mix.types()) {
+    if (!type.request.fits_in(state.free)) expected += type.popularity * free_total;
+  }
+  return expected;
+}
+
+bool TesseraMeasure::could_ever_run(const NodeSpec& node, const PodType& type) {
+  if (!type.request.fits_in(node.allocatable)) return false;
+  if (!type.gpu.wants_gpu()) return true;
+  int allowed = 0;
+  bool one_fits = false;
+  for (const GpuDevice& device : node.gpus) {
+    if (!type.allowed_models.allows(device.model)) continue;
+    ++allowed;
+    if (type.gpu.kind != GpuRequest::Kind::kWhole && type.gpu.milli_on_device(device.memory_bytes) <= kMilliPerGpu)
+      one_fits = true;
+  }
+  return type.gpu.kind == GpuRequest::Kind::kWhole ? allowed >= type.gpu.whole_gpus : one_fits;
+}
+
+TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
+  std::vector<PodType> types;
+  double kept = 0;
+  for (const PodType& type : mix.types()) {
+    if (!could_ever_run(node, type)) continue;
+    types.push_back(type);
+    kept += type.popularity;
+  }
+  for (PodType& type : types) type.popularity /= kept;
+  mix_ = WorkloadMix(std::move(types));
+
+  uniform_devices_ = !node.gpus.empty() && node.gpus.size() <= kMaxUniformDevices &&
+                     std::all_of(node.gpus.begin(), node.gpus.end(),
+                                 [&](const GpuDevice& device) { return device == node.gpus.front(); });
+  if (!uniform_devices_) return;
+  for (const PodType& type : mix_.types()) {
+    CompactType compact{
+        .cpu_milli = type.request.cpu_milli, .memory_bytes = type.request.memory_bytes, .popularity = type.popularity};
+    if (type.gpu.kind == GpuRequest::Kind::kWhole) {
+      compact.whole_gpus = type.gpu.whole_gpus;
+      compact.need = kMilliPerGpu;
+    } else if (type.gpu.wants_gpu()) {
+      compact.need = type.gpu.milli_on_device(node.gpus.front().memory_bytes);
+      compact.per_idle_device = compact.need > 0 ? kMilliPerGpu / compact.need : 0;
+    } else {
+      compact.cpu_only = true;
+    }
+    types_.push_back(compact);
+  }
+}
+
+TesseraMeasure::Summary TesseraMeasure::summarize(const NodeSpec& node, const NodeState& state, const PodSpec* pod,
+                                                  int device) {
+  Summary summary;
+  summary.free = state.free;
+  summary.count = node.gpu_count();
+  for (int i = 0; i < summary.count; ++i) summary.free_ascending[static_cast<size_t>(i)] = state.gpu_free_milli(i);
+  if (pod != nullptr) {  // the state with the pod placed, as state_after would make it
+    summary.free -= pod->request;
+    if (pod->gpu.kind == GpuRequest::Kind::kWhole) {
+      // Its devices are idle ones; which of them does not matter on a node of like devices.
+      int taken = 0;
+      for (int i = 0; i < summary.count && taken < pod->gpu.whole_gpus; ++i) {
+        if (summary.free_ascending[static_cast<size_t>(i)] == kMilliPerGpu) {
+          summary.free_ascending[static_cast<size_t>(i)] = 0;
+          ++taken;
+        }
+      }
+    } else if (pod->gpu.is_fractional() && device >= 0) {
+      summary.free_ascending[static_cast<size_t>(device)] -=
+          pod->gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
+    }
+  }
+  for (int i = 0; i < summary.count; ++i) {
+    const int free = summary.free_ascending[static_cast<size_t>(i)];
+    summary.idle += free == kMilliPerGpu ? 1 : 0;
+    summary.free_total += free;
+  }
+  std::sort(summary.free_ascending.begin(), summary.free_ascending.begin() + summary.count);
+  summary.max_free = summary.count > 0 ? summary.free_ascending[static_cast<size_t>(summary.count - 1)] : 0;
+  while (summary.partial_begin < summary.count &&
+         summary.free_ascending[static_cast<size_t>(summary.partial_begin)] == 0) {
+    ++summary.partial_begin;
+  }
+  summary.partial_end = summary.count - summary.idle;
+  return summary;
+}
+
+double TesseraMeasure::unusable_capacity(const NodeSpec& node, const NodeState& state) const {
+  if (node.gpus.empty()) return 0;
+  if (!uniform_devices_) return stranded_behind_resources(state, mix_) + expected_stranded_capacity(node, state, mix_);
+  return unusable_capacity(summarize(node, state, nullptr, -1));
+}
+
+double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod,
+                                               int device) const {
+  if (node.gpus.empty()) return 0;
+  if (!uniform_devices_) return unusable_capacity(node, state_after(node, state, pod, device));
+  return unusable_capacity(summarize(node, state, &pod, device));
+}
+
+double TesseraMeasure::unusable_capacity(const Summary& summary) const {
+  const int64_t free_total = summary.free_total;
+  if (free_total == 0) return 0;
+  const auto all_free = static_cast<double>(free_total);
+  const Resources& free = summary.free;
+  const int idle = summary.idle;
+  double expected = 0;
+  for (const CompactType& type : types_) {
+    if (type.cpu_milli > free.cpu_milli || type.memory_bytes > free.memory_bytes) {
+      expected += type.popularity * 2 * all_free;  // R and S: every free GPU is lost to it
+      continue;
+    }
+    if (type.cpu_only) continue;  // a CPU-only type that fits strands nothing
+    if (type.need <= 0) {         // asks for no portion of a device: it fills none of them (S)
+      expected += type.popularity * all_free;
+      continue;
+    }
+    // At most `cap` pods of the type by their GPUs; fewer where CPU or memory runs out first
+    // (checked by multiplying, as dividing for every type would cost more than the rest).
+    auto pods_up_to = [&](int64_t cap) {
+      return type.cpu_milli * cap <= free.cpu_milli && type.memory_bytes * cap <= free.memory_bytes
+                 ? cap
+                 : std::min(cap, pods_by_resources(free, type.cpu_milli, type.memory_bytes));
+    };
+    int64_t usable = 0;  // what pods of the type alone could fill (S = free - usable)
+    if (type.whole_gpus > 0) {
+      if (idle >= type.whole_gpus) {
+        const int64_t cap = type.whole_gpus == 1 ? idle : idle / type.whole_gpus;
+        usable = pods_up_to(cap) * type.whole_gpus * kMilliPerGpu;
+      }
+    } else if (summary.max_free >= type.need) {
+      int64_t slots = int64_t{idle} * type.per_idle_device;
+      for (int i = summary.partial_begin; i < summary.partial_end; ++i) {
+        slots += summary.free_ascending[static_cast<size_t>(i)] / type.need;
+      }
+      usable = pods_up_to(slots) * type.need;
+    }
+    expected += type.popularity * static_cast<double>(free_total - std::min(usable, free_total));
+  }
+  return expected;
+}
+
+}  // namespace tessera

@@ -1,0 +1,75 @@
+// The tessera policy's measure for one kind of node:
+//   T_n(M) = sum_m p_m ( R_n(m) + S_n(m) )
+// over the pod types that could ever run on such a node, their popularities renormalised to sum
+// to 1. S is the stranded capacity (usable_capacity.h): free GPU that pods of type m could not
+// fill even if only they arrived. R is FGD's whole-node loss where CPU or memory is its cause:
+// every free GPU of a node that no longer has the CPU or memory for one pod of m. (Where the GPUs
+// themselves stop m — too few idle, devices too small — S already counts all of them; FGD's
+// partial-device term counted on top of it over-weighted partial devices and lost to first-fit
+// on lists with many multi-GPU and model-constrained pods.)
+//
+// Built once per kind of node: the types are filtered and their per-device need worked out for
+// the node's devices then, so scoring a state is one pass over the types. The common node whose
+// devices are all alike gets both terms from one summary of the state; other nodes take the
+// general definitions.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "core/node.h"
+#include "core/node_state.h"
+#include "policy/workload_mix.h"
+
+namespace tessera {
+
+// R over a mix: sum_m p_m [m does not fit the free CPU and memory] sum_g free_g.
+double stranded_behind_resources(const NodeState& state, const WorkloadMix& mix);
+
+class TesseraMeasure {
+ public:
+  TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix);
+
+  double unusable_capacity(const NodeSpec& node, const NodeState& state) const;
+  // The same of the state with `pod` placed (on `device` for a fraction), as state_after
+  // (device_choice.h) would make it, without copying the state.
+  double unusable_capacity_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) const;
+  const WorkloadMix& mix() const { return mix_; }  // the node's types, renormalised
+  bool uniform_devices() const { return uniform_devices_; }
+
+  // Whether a pod of `type` could run on an empty node like `node` (CPU, memory, GPU models,
+  // GPU count, a device large enough).
+  static bool could_ever_run(const NodeSpec& node, const PodType& type);
+
+ private:
+  struct CompactType {
+    int64_t cpu_milli = 0;
+    int64_t memory_bytes = 0;
+    bool cpu_only = false;
+    int whole_gpus = 0;       // > 0: whole devices; 0: a portion
+    int need = 0;             // milli of one device a pod takes
+    int per_idle_device = 0;  // pods of a portion one idle device holds
+    double popularity = 0;
+  };
+
+  static constexpr size_t kMaxUniformDevices = 64;
+  // A state of a node of like devices, as the measure reads it.
+  struct Summary {
+    Resources free;
+    std::array<int, kMaxUniformDevices> free_ascending{};
+    int count = 0;
+    int idle = 0;
+    int max_free = 0;
+    int64_t free_total = 0;
+    int partial_begin = 0;  // [partial_begin, partial_end): devices in use but not full
+    int partial_end = 0;
+  };
+  static Summary summarize(const NodeSpec& node, const NodeState& state, const PodSpec* pod, int device);
+  double unusable_capacity(const Summary& summary) const;
+
+  WorkloadMix mix_;
+  bool uniform_devices_ = false;  // every device of the node the same model and memory
+  std::vector<CompactType> types_;
+};
+
+}  // namespace tessera

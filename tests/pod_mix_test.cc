@@ -1,0 +1,111 @@
+// Held-out pod lists drawn from a published one (sim/pod_mix.h) and the offline packing the
+// arrival experiment measures policies against (sim/offline_packing.h).
+#include "sim/pod_mix.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/offline_packing.h"
+#include "sim/scenario_loader.h"
+#include "test_cluster.h"
+
+namespace tessera {
+namespace {
+
+using testing::pod;
+using testing::uniform_cluster;
+
+TEST(PodMix, ReadsItsKeysAndNamesTheOneItCannotRead) {
+  auto spec = parse_pod_mix("gpu-spec=0.3,multi-gpu=0.1,cpu-only=0.2,seed=9,pods=500,base=gpushare40");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_DOUBLE_EQ(spec->gpu_spec_share, 0.3);
+  EXPECT_DOUBLE_EQ(*spec->kind_share[static_cast<int>(PodKind::kMultiGpu)], 0.1);
+  EXPECT_DOUBLE_EQ(*spec->kind_share[static_cast<int>(PodKind::kCpuOnly)], 0.2);
+  EXPECT_FALSE(spec->kind_share[static_cast<int>(PodKind::kSharing)].has_value());
+  EXPECT_EQ(spec->seed, 9U);
+  EXPECT_EQ(spec->pods, 500);
+  EXPECT_EQ(spec->base, "builtin:gpushare40");
+
+  for (auto [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu-spec=1.5", "gpu-spec=1.5: expected a share between 0 and 1"},
+           {"multigpu=0.1", "unknown key 'multigpu'"},
+           {"seed", "'seed': expected key=value"},
+           {"pods=0", "pods=0: expected a whole number of at least 1"}}) {
+    auto bad = parse_pod_mix(text);
+    ASSERT_FALSE(bad.ok()) << text;
+    EXPECT_NE(bad.error().message.find(expected), std::string::npos) << bad.error().message;
+  }
+}
+
+// Drawn from the built-in default list on the built-in cluster, as `tessera sim --workload mix:...`.
+TEST(PodMix, DrawsTheSharesAskedForAndConstrainsGpuPodsToModelsThatCanHoldThem) {
+  ScenarioRequest request;
+  request.workload = "mix:gpu-spec=0.3,multi-gpu=0.1,cpu-only=0.25,seed=4,pods=6000";
+  request.workload_given = true;
+  auto scenario = load_scenario(request);
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  EXPECT_FALSE(scenario->untimed.empty());  // a timeline replay is refused with a reason
+  ASSERT_EQ(scenario->workloads.size(), 6000U);
+  int kinds[kPodKindCount] = {};
+  int gpu_pods = 0, constrained = 0;
+  for (const WorkloadSpec& workload : scenario->workloads) {
+    const PodSpec& drawn = workload.pods.front();
+    ++kinds[static_cast<int>(pod_kind(drawn.gpu))];
+    if (!drawn.gpu.wants_gpu()) continue;
+    ++gpu_pods;
+    if (drawn.allowed_models.is_any()) continue;
+    ++constrained;
+    EXPECT_EQ(std::popcount(drawn.allowed_models.bits()), 1);
+    const int wanted = drawn.gpu.kind == GpuRequest::Kind::kWhole ? drawn.gpu.whole_gpus : 1;
+    bool some_node_holds_it = false;
+    for (const NodeSpec& node : scenario->cluster->nodes) {
+      some_node_holds_it |= node.gpu_count() >= wanted && drawn.allowed_models.allows(node.gpus.front().model) &&
+                            drawn.request.fits_in(node.allocatable);
+    }
+    EXPECT_TRUE(some_node_holds_it) << drawn.name;
+  }
+  EXPECT_NEAR(kinds[static_cast<int>(PodKind::kMultiGpu)] / 6000.0, 0.10, 0.02);
+  EXPECT_NEAR(kinds[static_cast<int>(PodKind::kCpuOnly)] / 6000.0, 0.25, 0.02);
+  EXPECT_NEAR(static_cast<double>(constrained) / gpu_pods, 0.30, 0.03);
+
+  auto again = load_scenario(request);  // the same text draws the same list
+  ASSERT_TRUE(again.ok());
+  for (size_t i = 0; i < 50; ++i) {
+    EXPECT_EQ(again->workloads[i].pods.front().request.cpu_milli,
+              scenario->workloads[i].pods.front().request.cpu_milli);
+    EXPECT_EQ(again->workloads[i].pods.front().allowed_models, scenario->workloads[i].pods.front().allowed_models);
+  }
+}
+
+TEST(PodMix, RefusesSharesThatCannotBeDrawn) {
+  ScenarioRequest request;
+  request.workload_given = true;
+  request.workload = "mix:multi-gpu=0.7,cpu-only=0.5";
+  auto too_much = load_scenario(request);
+  ASSERT_FALSE(too_much.ok());
+  EXPECT_NE(too_much.error().message.find("add up to 1.2"), std::string::npos) << too_much.error().message;
+  request.workload = "mix:base=no-such-list";
+  auto unknown = load_scenario(request);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("builtin:no-such-list: no such built-in trace"), std::string::npos)
+      << unknown.error().message;
+}
+
+// Two nodes of 2 GPUs and pods of 1, 2 and 1 GPUs: a scheduler that spreads the 1-GPU pods as
+// they come has no node left for the 2-GPU pod; knowing them all, the packing places every pod.
+// CPU-only pods come first, as a scheduler serves them when they arrive.
+TEST(OfflinePacking, PlacesLargestFirstKnowingEveryPod) {
+  auto cluster = uniform_cluster(2, 2);
+  std::vector<PodSpec> pods = {pod("small-a", 1000, GpuRequest::whole(1)), pod("big", 1000, GpuRequest::whole(2)),
+                               pod("small-b", 1000, GpuRequest::whole(1))};
+  EXPECT_EQ(offline_packed_gpu_milli(cluster, pods), 4000);
+  // A CPU-only pod that leaves a node too little CPU for any GPU pod is still served: only the
+  // 2-GPU pod's node is left to the GPU pods.
+  pods.push_back(pod("cpu", 63500, GpuRequest::none()));
+  EXPECT_EQ(offline_packed_gpu_milli(cluster, pods), 2000);
+  std::vector<PodSpec> halves = {pod("h1", 100, GpuRequest::portion(500)), pod("h2", 100, GpuRequest::portion(700)),
+                                 pod("h3", 100, GpuRequest::portion(300)), pod("h4", 100, GpuRequest::portion(500))};
+  EXPECT_EQ(offline_packed_gpu_milli(uniform_cluster(1, 2), halves), 2000);  // 0.7+0.3 and 0.5+0.5
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,138 @@
+// The tessera policy's per-node measure: which pod types it counts on a node, and that its fast
+// path reads exactly the definitions it stands for (fragmentation.h, usable_capacity.h).
+#include "policy/tessera_measure.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "engine/cluster_state.h"
+#include "engine/placer.h"
+#include "policy/device_choice.h"
+#include "policy/fgd_policy.h"
+#include "policy/tessera_policy.h"
+#include "policy/usable_capacity.h"
+#include "test_cluster.h"
+
+namespace tessera {
+namespace {
+
+using testing::pod;
+using testing::uniform_cluster;
+
+PodType type_of(Resources request, GpuRequest gpu, double popularity, GpuModelSet models = GpuModelSet::any()) {
+  return PodType{request, gpu, models, popularity};
+}
+
+TEST(TesseraMeasure, CountsOnlyTypesThatCouldEverRunOnTheNode) {
+  auto cluster = uniform_cluster(1, 2, 16000);
+  const GpuModelId h100 = *cluster->models.intern("H100");
+  GpuModelSet only_h100;
+  only_h100.add(h100);
+  const NodeSpec& node = cluster->nodes[0];  // 2 A100s, 16 cores
+  EXPECT_TRUE(TesseraMeasure::could_ever_run(node, type_of({1000, kGiB}, GpuRequest::whole(2), 1)));
+  EXPECT_FALSE(TesseraMeasure::could_ever_run(node, type_of({1000, kGiB}, GpuRequest::whole(4), 1)));  // 2 GPUs
+  EXPECT_FALSE(TesseraMeasure::could_ever_run(node, type_of({32000, kGiB}, GpuRequest::none(), 1)));   // 16 cores
+  EXPECT_FALSE(TesseraMeasure::could_ever_run(node, type_of({1000, kGiB}, GpuRequest::portion(300), 1, only_h100)));
+
+  // Half the pods want H100s, which this node has none of: its measure is that of the other half
+  // alone, renormalised, so the H100 pods neither pull work toward it nor away from it.
+  WorkloadMix mix(
+      {type_of({1000, kGiB}, GpuRequest::whole(1), 0.5), type_of({1000, kGiB}, GpuRequest::whole(1), 0.5, only_h100)});
+  TesseraMeasure measure(node, mix);
+  ASSERT_EQ(measure.mix().types().size(), 1U);
+  EXPECT_DOUBLE_EQ(measure.mix().types()[0].popularity, 1.0);
+  NodeState state = NodeState::empty(node);
+  state.gpu_used_milli = {400, 0};                                // 0.6 free on a device a 1-GPU pod cannot use
+  EXPECT_DOUBLE_EQ(measure.unusable_capacity(node, state), 600);  // S: the 0.6 no 1-GPU pod can use
+  state.free.cpu_milli = 500;  // and with no CPU for one: R and S both count all 1.6 free GPUs
+  EXPECT_DOUBLE_EQ(measure.unusable_capacity(node, state), 1600 + 1600);
+}
+
+// Random states of random nodes: the measure equals R + S over the node's renormalised types,
+// and the measure after a placement equals the measure of state_after.
+TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
+  std::mt19937_64 random(7);
+  auto uniform = [&](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
+  for (int trial = 0; trial < 300; ++trial) {
+    const int gpus = uniform(1, 8);
+    auto cluster = uniform_cluster(1, gpus, 1000L * uniform(8, 96), kGiB * uniform(16, 512));
+    const NodeSpec& node = cluster->nodes[0];
+    std::vector<PodType> types;
+    for (int t = 0; t < 6; ++t) {
+      const Resources request{250L * uniform(0, 40), kGiB * uniform(0, 64)};
+      const int kind = uniform(0, 3);
+      const GpuRequest gpu = kind == 0   ? GpuRequest::none()
+                             : kind == 1 ? GpuRequest::whole(uniform(1, 8))
+                             : kind == 2 ? GpuRequest::portion(uniform(1, 999))
+                                         : GpuRequest::memory(kGiB * uniform(1, 80), 0);
+      types.push_back(type_of(request, gpu, uniform(1, 10)));
+    }
+    double total = 0;
+    for (const PodType& type : types) total += type.popularity;
+    for (PodType& type : types) type.popularity /= total;
+    TesseraMeasure measure(node, WorkloadMix(types));
+
+    NodeState state = NodeState::empty(node);
+    for (int device = 0; device < gpus; ++device) {
+      state.gpu_used_milli[static_cast<size_t>(device)] = static_cast<int16_t>(uniform(0, 4) == 0   ? 1000
+                                                                               : uniform(0, 3) == 0 ? 0
+                                                                                                    : uniform(0, 1000));
+    }
+    state.free.cpu_milli = node.allocatable.cpu_milli * uniform(0, 100) / 100;
+    state.free.memory_bytes = node.allocatable.memory_bytes / 100 * uniform(0, 100);
+
+    const WorkloadMix& counted = measure.mix();
+    const double definition =
+        stranded_behind_resources(state, counted) + expected_stranded_capacity(node, state, counted);
+    ASSERT_NEAR(measure.unusable_capacity(node, state), definition, 1e-6) << "trial " << trial;
+
+    for (const PodType& type : counted.types()) {
+      PodSpec placed = pod("placed", type.request.cpu_milli, type.gpu, type.request.memory_bytes);
+      if (check_node(node, state, placed) != Predicate::kFits) continue;
+      std::vector<int> devices =
+          placed.gpu.is_fractional() ? fraction_candidates(node, state, placed) : std::vector<int>{-1};
+      for (int device : devices) {
+        const NodeState after = state_after(node, state, placed, device);
+        const double expected =
+            stranded_behind_resources(after, counted) + expected_stranded_capacity(node, after, counted);
+        ASSERT_NEAR(measure.unusable_capacity_after(node, state, placed, device), expected, 1e-6)
+            << "trial " << trial << ", device " << device;
+      }
+    }
+  }
+}
+
+// A third of the pods want a whole A100; the rest a half of any GPU. A half-GPU pod arrives: it
+// completes a half-used A100 (node 1), or starts on an idle T4 (node 0). FGD's measure also sees
+// the A100 pods' view of the T4 node, where every free GPU is lost to them, and placing there
+// shrinks that loss by as much as completing the A100 gains: a tie, which the lower index wins.
+// Tessera's leaves them out of the T4 node, so it completes the A100.
+TEST(TesseraPolicy, ModelConstraintsOfOtherPodsDoNotPullPlacements) {
+  auto cluster = uniform_cluster(2, 2, 16000);
+  const GpuModelId a100 = cluster->nodes[1].gpus[0].model;
+  const GpuModelId t4 = *cluster->models.intern("T4");
+  cluster->nodes[0].gpus.assign(2, GpuDevice{t4, 16 * kGiB});
+  GpuModelSet only_a100;
+  only_a100.add(a100);
+  PodSpec constrained = pod("a100", 1000, GpuRequest::whole(1));
+  constrained.allowed_models = only_a100;
+  std::vector<PodSpec> population = {pod("half", 1000, GpuRequest::portion(500)),
+                                     pod("half-2", 1000, GpuRequest::portion(500)), constrained};
+  ClusterState state(cluster);
+  const PodId running = state.add_pod(pod("running", 1000, GpuRequest::portion(500)));
+  state.bind(running, Binding{1, {0}, 500});
+  const PodSpec next = pod("next", 1000, GpuRequest::portion(500));
+
+  TesseraPolicy tessera_policy(WorkloadMix::from_pods(population));
+  auto binding = Placer(tessera_policy).find(state, next);
+  ASSERT_TRUE(binding.has_value());
+  EXPECT_EQ(binding->node, 1);
+  EXPECT_EQ(binding->devices, std::vector<int16_t>{0});
+
+  FgdPolicy fgd(WorkloadMix::from_pods(population));
+  EXPECT_EQ(Placer(fgd).find(state, next)->node, 0);
+}
+
+}  // namespace
+}  // namespace tessera
