@@ -257,8 +257,12 @@ TEST(CliDescribe, TheStoryHasThePodsTheQuotaAndTheEventsOfTheWorkloadAndItsOwner
   const json events = list({event("Pod", "nb-0", "FailedScheduling", wire::format_time(kNow - 30)),
                             event("PodGroup", "notebooks", "Unschedulable", wire::format_time(kNow - 60)),
                             event("Pod", "train-0", "Scheduled", wire::format_time(kNow - 10))});
-  const json story = workload_story(cluster.pod_groups["items"][1], cluster.pods,
+  json notebooks = cluster.pod_groups["items"][1];
+  notebooks["metadata"]["managedFields"] = json::array({{{"manager", "tessera"}}});
+  const json story = workload_story(notebooks, cluster.pods,
                                     pod_groups_of_pods(cluster.pods, cluster.owners), queues, events);
+  EXPECT_FALSE(story["podGroup"]["metadata"].contains("managedFields"));
+  EXPECT_EQ(story["podGroup"]["metadata"]["name"], "notebooks");
   ASSERT_EQ(story["pods"].size(), 3u);
   EXPECT_EQ(story["pods"][0]["gpus"], "0.5");
   ASSERT_EQ(story["queues"].size(), 2u);

@@ -73,6 +73,8 @@ json workload_story(const json& pod_group, const json& pods, const std::map<std:
                     const json& queues, const json& events, size_t max_events) {
   const std::string key = object_key(pod_group);
   json story = {{"kind", "WorkloadDescription"}, {"podGroup", pod_group}};
+  // As kubectl get -o yaml: the server's bookkeeping of who wrote which field is noise here.
+  if (story["podGroup"].contains("metadata")) story["podGroup"]["metadata"].erase("managedFields");
   std::set<std::string> uids = {text_at(pod_group, "/metadata/uid")};
   std::set<std::pair<std::string, std::string>> named = {{"PodGroup", text_at(pod_group, "/metadata/name")}};
   json owners = pod_group.value("/metadata/ownerReferences"_json_pointer, json::array());
@@ -139,7 +141,7 @@ std::string describe_text(const json& story, double now) {
   if (scheduled.is_object()) {
     field("Scheduled:", fmt::format("{} ({}) since {}", scheduled.value("status", ""), scheduled.value("reason", ""),
                                     since(scheduled.value("lastTransitionTime", ""), now)));
-    field("Why:", scheduled.value("message", ""));
+    field(scheduled.value("status", "") == "False" ? "Why:" : "Message:", scheduled.value("message", ""));
   } else {
     field("Scheduled:", "not reported yet: the scheduler has not seen this workload (is it running?)");
   }
