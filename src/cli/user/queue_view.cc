@@ -3,12 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <map>
 
+#include "adapter/status_reports.h"
 #include "cli/user/object_reads.h"
-#include "core/gpu_request.h"
 #include "wire/quantity.h"
 
 namespace tessera::cli {
@@ -95,7 +94,7 @@ std::vector<QueueFigures> queue_tree(const json& queues, const std::string& reso
 
 std::string gpu_figure(const std::optional<double>& amount) {
   if (!amount) return "-";
-  return fmt::format("{}", static_cast<double>(std::llround(*amount * kMilliPerGpu)) / kMilliPerGpu);
+  return adapter::format_resource("gpu", *amount);  // as the Queue status writes it
 }
 
 Table queue_table(const std::vector<QueueFigures>& queues) {

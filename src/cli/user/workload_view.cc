@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cmath>
 
 #include "adapter/annotations.h"
 #include "adapter/object_translation.h"
+#include "adapter/status_reports.h"
 #include "cli/user/object_reads.h"
 #include "wire/duration.h"
 #include "wire/quantity.h"
@@ -17,11 +17,6 @@ namespace tessera::cli {
 namespace {
 
 using nlohmann::json;
-
-// "2" for 2.0, "0.5", "1.25": GPUs to the engine's thousandths.
-std::string gpu_amount(double amount) {
-  return fmt::format("{}", static_cast<double>(std::llround(amount * kMilliPerGpu)) / kMilliPerGpu);
-}
 
 std::string counted(int count, const std::string& shape) { return count > 1 ? fmt::format("{}x{}", count, shape) : shape; }
 
@@ -72,7 +67,7 @@ std::string gpu_request_text(const std::vector<GpuRequest>& requests) {
   std::vector<std::string> parts;
   if (whole > 0) parts.push_back(std::to_string(whole));
   for (const auto& [milli, count] : portions) {
-    parts.push_back(counted(count, gpu_amount(static_cast<double>(milli) / kMilliPerGpu)));
+    parts.push_back(counted(count, adapter::format_resource("gpu", static_cast<double>(milli) / kMilliPerGpu)));
   }
   for (const auto& [bytes, count] : memories) parts.push_back(counted(count, wire::format_bytes(bytes)));
   if (parts.empty()) return "0";
