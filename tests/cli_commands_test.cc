@@ -146,6 +146,18 @@ TEST_F(CliCommandsTest, AnUnknownWorkloadIsNamedWithItsNamespace) {
   }
 }
 
+TEST_F(CliCommandsTest, AClusterWithoutTesserasKindsSaysWhatToInstall) {
+  // Nothing answered: every path is 404, as on a cluster without the CRDs.
+  for (const char* command : {"list", "top"}) {
+    const Outcome outcome = std::string(command) == "top" ? run({"top", "queues", "--kubeconfig", kubeconfig})
+                                                          : run({"list", "--kubeconfig", kubeconfig});
+    EXPECT_EQ(outcome.exit_code, 1) << command;
+    EXPECT_EQ(outcome.err.rfind("error: the server does not serve ", 0), 0u) << outcome.err;
+    EXPECT_NE(outcome.err.find("scheduling.tessera.dev: Tessera's CRDs are not installed"), std::string::npos)
+        << outcome.err;
+  }
+}
+
 TEST_F(CliCommandsTest, AnUnreachableServerIsOneLine) {
   const std::string unreachable = dir.write("unreachable", R"(current-context: c
 contexts: [{name: c, context: {cluster: k}}]

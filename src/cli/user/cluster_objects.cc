@@ -36,9 +36,20 @@ adapter::OwnerObjects owner_objects(const json& jobs, const json& jobsets, const
   return {keyed(jobs), keyed(jobsets), keyed(pytorchjobs), keyed(trainjobs)};
 }
 
+Result<json> list_tessera_kind(const Cluster& cluster, const std::string& path, const std::string& plural) {
+  Result<json> list = cluster.get_if_present(path);
+  if (list && list->is_null()) {
+    return Error{fmt::format("the server does not serve {}.{}: Tessera's CRDs are not installed (kubectl apply -f "
+                             "deploy/crds/)",
+                             plural, adapter::kApiGroup)};
+  }
+  return list;
+}
+
 Result<WorkloadObjects> fetch_workload_objects(const Cluster& cluster) {
   WorkloadObjects objects;
-  Result<json> pod_groups = cluster.get(scope_path(cluster, kTesseraGroupVersion, "podgroups"));
+  Result<json> pod_groups =
+      list_tessera_kind(cluster, scope_path(cluster, kTesseraGroupVersion, "podgroups"), "podgroups");
   if (!pod_groups) return pod_groups.error();
   objects.pod_groups = std::move(*pod_groups);
   Result<json> pods = cluster.get(scope_path(cluster, "/api/v1", "pods"));
@@ -77,7 +88,8 @@ Result<json> find_workload(const Cluster& cluster, const std::string& namespace_
       cluster.get_if_present(namespaced_path(kTesseraGroupVersion, namespace_name, "podgroups", name));
   if (!group) return group.error();
   if (!group->is_null()) return *group;
-  Result<json> groups = cluster.get(namespaced_path(kTesseraGroupVersion, namespace_name, "podgroups"));
+  Result<json> groups =
+      list_tessera_kind(cluster, namespaced_path(kTesseraGroupVersion, namespace_name, "podgroups"), "podgroups");
   if (!groups) return groups.error();
   for (const json& candidate : list_items(*groups)) {
     const json owners = candidate.value("/metadata/ownerReferences"_json_pointer, json::array());

@@ -23,6 +23,10 @@ struct WorkloadObjects {
 // that the user may not list, are left out (their pods then show without a workload).
 Result<WorkloadObjects> fetch_workload_objects(const Cluster& cluster);
 
+// A list of Tessera's own kind (`plural`: "podgroups", "queues") at `path`; a cluster that does
+// not serve it (404) is an error that says Tessera's CRDs are not installed.
+Result<nlohmann::json> list_tessera_kind(const Cluster& cluster, const std::string& path, const std::string& plural);
+
 // The owner kinds as the scheduler keys them ("namespace/name"), from their List answers.
 adapter::OwnerObjects owner_objects(const nlohmann::json& jobs, const nlohmann::json& jobsets,
                                     const nlohmann::json& pytorchjobs, const nlohmann::json& trainjobs);

@@ -24,7 +24,7 @@ int run_describe(const DescribeFlags& flags) {
   if (!group) return report_failure(group.error());
   Result<WorkloadObjects> objects = fetch_workload_objects(*cluster);
   if (!objects) return report_failure(objects.error());
-  Result<nlohmann::json> queues = cluster->get(std::string(kTesseraGroupVersion) + "/queues");
+  Result<nlohmann::json> queues = list_tessera_kind(*cluster, std::string(kTesseraGroupVersion) + "/queues", "queues");
   if (!queues) return report_failure(queues.error());
   // Events add to the story; a user who may not read them still gets the rest.
   Result<nlohmann::json> events = cluster->get_if_present(namespaced_path("/api/v1", cluster->namespace_name, "events"));

@@ -14,7 +14,7 @@ namespace {
 int run_top_queues(const ClusterFlags& flags) {
   Result<Cluster> cluster = connect(flags);
   if (!cluster) return report_failure(cluster.error());
-  Result<nlohmann::json> queues = cluster->get(std::string(kTesseraGroupVersion) + "/queues");
+  Result<nlohmann::json> queues = list_tessera_kind(*cluster, std::string(kTesseraGroupVersion) + "/queues", "queues");
   if (!queues) return report_failure(queues.error());
   const std::vector<QueueFigures> tree = queue_tree(*queues);
   std::fputs(render(cluster->output, queue_table(tree), queue_json(tree), "No queues found.").c_str(), stdout);
