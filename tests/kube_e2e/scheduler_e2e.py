@@ -865,8 +865,10 @@ def rbac(cluster):
          ["binding a/fits-", "failed", "403"]),
         (("",), ("pods/status",), lambda n: cluster.pod("b", f"waits-{n}", gpus=16, queue="team-b"),
          ["PodScheduled condition of pod b/", "failed", "403"]),
+        # The first refused write is logged (once per kind of write and cause): the new pod's event,
+        # or the event of the Job of the PodGroup case above, which still waits and is told again.
         (("",), ("events",), lambda n: cluster.pod("b", f"waits-{n}", gpus=16, queue="team-b"),
-         ["FailedScheduling event of Pod b/", "failed", "403"]),
+         ["FailedScheduling event of ", " b/", "failed", "403"]),
         (("scheduling.tessera.dev",), ("queues/status", "podgroups/status"),
          lambda n: cluster.queue(f"new-{n}", 1), ["status of Queue", "failed", "403"]),
     ]
