@@ -465,10 +465,17 @@ TEST(AdapterDecisions, QueueStatusReportsAllocationAndFairShare) {
   world.add_node(gpu_node("node-0", 8));
   world.add_queue(queue("org", "", 8)).add_queue(queue("team-a", "org", 2)).add_queue(queue("team-b", "org", 6));
   for (int i = 0; i < 3; ++i) world.add_pod(pod("a", fmt::format("w-{}", i), {.gpus = 1}));
+  // Too big for the node: it waits, and its GPUs are what the queue still asks for.
+  world.add_pod(pod("a", "huge", {.gpus = 16}));
   world.cycle();
   const auto statuses = queue_statuses(world.snapshot(), world.result(), world.observed().queues, kNow);
   EXPECT_EQ(statuses.at("team-a")["allocated"]["gpu"], "3");
-  EXPECT_EQ(statuses.at("team-a")["requested"]["gpu"], "3");
+  EXPECT_EQ(statuses.at("team-a")["deserved"]["gpu"], "2");
+  EXPECT_EQ(statuses.at("team-b")["deserved"]["gpu"], "6");
+  EXPECT_EQ(statuses.at("team-a")["pendingRequested"]["gpu"], "16");
+  EXPECT_EQ(statuses.at("team-b")["pendingRequested"]["gpu"], "0");
+  EXPECT_EQ(statuses.at("org")["pendingRequested"]["gpu"], "16");
+  EXPECT_EQ(statuses.at("team-a")["pendingWorkloads"], 1);
   EXPECT_EQ(statuses.at("team-a")["runningWorkloads"], 3);
   EXPECT_EQ(statuses.at("org")["allocated"]["gpu"], "3");
   EXPECT_EQ(format_resource("cpu", 1500), "1500m");

@@ -180,5 +180,18 @@ YAML
 grep -q "over-parent.yaml:6" over.err && grep -q "deserved quota exceeds parent 'parent'" over.err ||
   fail "no warning for a child deserving more than its parent: $(cat over.err)"
 
+# The user commands' shell completion, made from the commands themselves, completes in bash.
+completed="$(bash -c 'source <("$1" completion bash) || exit 1
+  COMP_WORDS=(tessera top q); COMP_CWORD=2; _tessera_complete; echo "${COMPREPLY[*]}"
+  COMP_WORDS=(tessera list -o ""); COMP_CWORD=3; COMPREPLY=(); _tessera_complete; echo "${COMPREPLY[*]}"
+  COMP_WORDS=(tessera submit nb --gpu); COMP_CWORD=3; COMPREPLY=(); _tessera_complete; echo "${COMPREPLY[*]}"' \
+  _ "$TESSERA" 2>&1)"
+[[ "$completed" == $'queues\ntable wide json yaml\n--gpus --gpu-memory' ]] || fail "bash completion: $completed"
+expect_error "zsh not in {bash}" completion zsh
+
+# Called as kubectl-tessera (the kubectl plugin), it names itself as kubectl shows it.
+ln -s "$TESSERA" kubectl-tessera
+./kubectl-tessera --help | grep -q "Usage: kubectl tessera" || fail "kubectl-tessera --help: $(./kubectl-tessera --help | head -3)"
+
 if ((failures)); then echo "$failures CLI check(s) failed"; exit 1; fi
 echo "CLI end to end: all checks passed"

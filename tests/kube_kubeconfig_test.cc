@@ -241,5 +241,21 @@ clusters: [{name: k, cluster: {server: "http://home:8080"}}]
   EXPECT_EQ(from_home->server, "http://home:8080");
 }
 
+// `--context` without `--kubeconfig` picks that context of the default kubeconfig, as kubectl does.
+TEST_F(KubeconfigTest, DefaultConfigTakesTheContextAsked) {
+  const std::string file = dir.write("config", R"(current-context: c
+contexts: [{name: c, context: {cluster: k}}, {name: staging, context: {cluster: s, namespace: ml}}]
+clusters: [{name: k, cluster: {server: "http://k:8080"}}, {name: s, cluster: {server: "http://s:8080"}}]
+)");
+  ScopedEnv kubeconfig("KUBECONFIG", file.c_str());
+  auto staging = load_default_config("staging");
+  ASSERT_TRUE(staging) << staging.error().message;
+  EXPECT_EQ(staging->server, "http://s:8080");
+  EXPECT_EQ(staging->default_namespace, "ml");
+  auto missing = load_default_config("nope");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("nope"), std::string::npos) << missing.error().message;
+}
+
 }  // namespace
 }  // namespace tessera::kube

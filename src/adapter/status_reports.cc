@@ -105,18 +105,29 @@ std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const Cycle
   const QueueTree& tree = *snapshot.tree;
   const ResourceNames& resources = tree.resources();
   std::vector<int> running(tree.size(), 0), pending(tree.size(), 0);
+  // What the pods still waiting ask for (a running workload's elastic extras included): the
+  // part of `requested` that is not allocated, before a limit caps it.
+  std::vector<ResourceVector> waiting(tree.size(), ResourceVector(resources.size(), 0.0));
   for (WorkloadId id : snapshot.workloads.active()) {
     const Workload& workload = snapshot.workloads[id];
     const bool is_running = snapshot.workloads.is_running(id, *snapshot.cluster);
+    ResourceVector asked(resources.size(), 0.0);
+    for (PodId pod : workload.pods) {
+      if (!snapshot.cluster->binding(pod)) snapshot.meter->add_pending(snapshot.cluster->pod(pod), asked);
+    }
     for (QueueIndex queue = workload.queue; queue != QueueTree::kNoParent; queue = tree.parent(queue)) {
       (is_running ? running : pending)[queue] += 1;
+      for (ResourceId resource = 0; resource < resources.size(); ++resource) waiting[queue][resource] += asked[resource];
     }
   }
   std::map<std::string, json> statuses;
   for (QueueIndex queue = 0; queue < tree.size(); ++queue) {
     json allocated = json::object(), requested = json::object(), fair = json::object();
+    json deserved = json::object(), pending_requested = json::object();
     for (ResourceId resource = 0; resource < resources.size(); ++resource) {
       const std::string& name = resources.name(resource);
+      deserved[name] = format_resource(name, tree.quota(queue, resource).deserved);
+      pending_requested[name] = format_resource(name, waiting[queue][resource]);
       if (queue < result.allocated_after.size()) {
         allocated[name] = format_resource(name, resource_at(result.allocated_after[queue], resource));
       }
@@ -133,8 +144,10 @@ std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const Cycle
         message = warning.message;
       }
     }
-    statuses[name] = {{"allocated", allocated},
+    statuses[name] = {{"deserved", deserved},
+                      {"allocated", allocated},
                       {"requested", requested},
+                      {"pendingRequested", pending_requested},
                       {"fairShare", fair},
                       {"runningWorkloads", running[queue]},
                       {"pendingWorkloads", pending[queue]},
@@ -144,8 +157,10 @@ std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const Cycle
     if (!problem.excluded) continue;
     // The figures of a queue left out are removed (null deletes in a merge patch).
     statuses[problem.queue] = {
+        {"deserved", nullptr},
         {"allocated", nullptr},
         {"requested", nullptr},
+        {"pendingRequested", nullptr},
         {"fairShare", nullptr},
         {"runningWorkloads", nullptr},
         {"pendingWorkloads", nullptr},

@@ -1,5 +1,5 @@
 // The status Tessera writes back: PodGroup status (phase, counts, the Scheduled condition with
-// the pending reason of docs/design.md §7) and Queue status (allocated, requested, fair share). Pure
+// the pending reason of docs/design.md §7) and Queue status (deserved, allocated, requested, still pending, fair share). Pure
 // functions of the snapshot and the cycle; the scheduler patches only what changed.
 #pragma once
 

@@ -41,7 +41,7 @@ std::string default_identity() {
 
 int run_scheduler(SchedulerCommandOptions options) {
   StopSignal stop;
-  auto config = options.kubeconfig.empty() ? kube::load_default_config()
+  auto config = options.kubeconfig.empty() ? kube::load_default_config(options.context)
                                            : kube::load_kubeconfig(options.kubeconfig, options.context);
   if (!config) {
     std::fputs(fmt::format("error: {}\n", config.error().message).c_str(), stderr);

@@ -235,13 +235,13 @@ Result<ClientConfig> load_in_cluster_config(const std::string& account_dir) {
   return config;
 }
 
-Result<ClientConfig> load_default_config() {
+Result<ClientConfig> load_default_config(const std::string& context) {
   if (const char* list = std::getenv("KUBECONFIG"); list != nullptr && *list != '\0') {
     std::string_view entries = list;
     while (!entries.empty()) {
       const size_t colon = entries.find(':');
       const std::string_view first = entries.substr(0, colon);
-      if (!first.empty()) return load_kubeconfig(std::string(first));
+      if (!first.empty()) return load_kubeconfig(std::string(first), context);
       if (colon == std::string_view::npos) break;
       entries.remove_prefix(colon + 1);
     }
@@ -249,7 +249,7 @@ Result<ClientConfig> load_default_config() {
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
     const fs::path path = fs::path(home) / ".kube" / "config";
     std::error_code ignored;
-    if (fs::exists(path, ignored)) return load_kubeconfig(path.string());
+    if (fs::exists(path, ignored)) return load_kubeconfig(path.string(), context);
   }
   auto in_cluster = load_in_cluster_config();
   if (!in_cluster) {

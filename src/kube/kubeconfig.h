@@ -33,7 +33,8 @@ Result<ClientConfig> load_in_cluster_config(
     const std::string& account_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 
 // The kubeconfig to use when none is given: $KUBECONFIG (its first entry), else ~/.kube/config
-// if it exists, else the in-cluster account.
-Result<ClientConfig> load_default_config();
+// if it exists, else the in-cluster account. `context` as for load_kubeconfig (a kubeconfig's
+// context; the in-cluster account has none and ignores it).
+Result<ClientConfig> load_default_config(const std::string& context = "");
 
 }  // namespace tessera::kube

@@ -17,6 +17,7 @@ try:
 except ImportError:  # the tests need Debian's python3-kubernetes
     print("SKIP: the python3-kubernetes package is not installed", file=sys.stderr)
     sys.exit(SKIP)
+import yaml  # noqa: E402 (python3-kubernetes depends on it)
 
 TESSERA = os.environ.get("TESSERA", "build/tessera")
 # The scheduler to test: the lean binary where given (as deployed), else `tessera scheduler`.
@@ -257,6 +258,17 @@ class Cluster:
 
     def get_queue(self, name):
         return self.custom.get_cluster_custom_object("scheduling.tessera.dev", "v1alpha1", "queues", name)
+
+
+def edited_kubeconfig(cluster, name, edit):
+    """A copy of the cluster's kubeconfig, named `name` in its folder, changed by `edit(config)`."""
+    with open(cluster.kubeconfig) as f:
+        config = yaml.safe_load(f)
+    edit(config)
+    path = os.path.join(cluster.dir, name)
+    with open(path, "w") as f:
+        yaml.safe_dump(config, f)
+    return path
 
 
 def condition(obj, kind):

@@ -11,7 +11,9 @@ import time
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import SKIP, Cluster, condition, gpu_nodes, k8s, real_control_plane_missing, wait_for  # noqa: E402
+from harness import (SKIP, Cluster, condition, edited_kubeconfig, gpu_nodes, k8s, real_control_plane_missing,  # noqa: E402
+                     wait_for)
+from cli_e2e import cli  # noqa: E402
 
 
 def node_gpu_use(cluster, namespaces):
@@ -574,16 +576,6 @@ def bad_queues(cluster):
     assert "cycle skipped" not in cluster.scheduler_log("scheduler")
 
 
-def edited_kubeconfig(cluster, name, edit):
-    with open(cluster.kubeconfig) as f:
-        config = yaml.safe_load(f)
-    edit(config)
-    path = os.path.join(cluster.dir, name)
-    with open(path, "w") as f:
-        yaml.safe_dump(config, f)
-    return path
-
-
 def other_ca(cluster):
     """A self-signed CA certificate the dev cluster's certificate was not issued by (base64)."""
     key, cert = os.path.join(cluster.dir, "other.key"), os.path.join(cluster.dir, "other.crt")
@@ -873,8 +865,10 @@ def rbac(cluster):
          ["binding a/fits-", "failed", "403"]),
         (("",), ("pods/status",), lambda n: cluster.pod("b", f"waits-{n}", gpus=16, queue="team-b"),
          ["PodScheduled condition of pod b/", "failed", "403"]),
+        # The first refused write is logged (once per kind of write and cause): the new pod's event,
+        # or the event of the Job of the PodGroup case above, which still waits and is told again.
         (("",), ("events",), lambda n: cluster.pod("b", f"waits-{n}", gpus=16, queue="team-b"),
-         ["FailedScheduling event of Pod b/", "failed", "403"]),
+         ["FailedScheduling event of ", " b/", "failed", "403"]),
         (("scheduling.tessera.dev",), ("queues/status", "podgroups/status"),
          lambda n: cluster.queue(f"new-{n}", 1), ["status of Queue", "failed", "403"]),
     ]
@@ -910,6 +904,7 @@ SCENARIOS = {
     "bad-queues": (bad_queues, gpu_nodes(2), [], []),
     "misconfigured": (misconfigured, gpu_nodes(1), [], None),
     "pending-reports": (pending_reports, gpu_nodes(4), [], []),
+    "cli": (cli, gpu_nodes(3), [], []),
     # The dev cluster lets every authenticated client do anything; RBAC needs the real authorizer.
     "rbac": (rbac, gpu_nodes(3), None, []),
     "faults": (faults, gpu_nodes(8), ["--fault-seed", "7", "--fault-idle-close", "2", "--fault-drop", "0.05",
