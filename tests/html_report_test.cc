@@ -160,6 +160,19 @@ TEST(ArrivalReportHtml, HighlightsTheBestAllocation) {
   EXPECT_NE(row.find(R"(<td class="best">4.00%</td>)"), std::string::npos) << row;
 }
 
+// "low" allocates 90%, "high" 91%: against an offline packing of 92% with "low" as fgd, "high"
+// closes half of fgd's gap.
+TEST(ArrivalReportHtml, StatesTheOfflineCeilingAndTheShareOfFgdsGapClosed) {
+  ArrivalReport report = arrival_report({"fgd", "high"});
+  report.policies[0].alloc_at_100_pct = 90;
+  report.policies[1].alloc_at_100_pct = 91;
+  EXPECT_EQ(arrival_report_html(report).find("Offline ceiling"), std::string::npos);  // none computed
+  report.offline_alloc_pct = {91.5, 92.5};
+  const std::string html = arrival_report_html(report);
+  EXPECT_NE(html.find("allocate 92.00% of the GPU capacity"), std::string::npos);
+  EXPECT_NE(html.find("closes: high: 50%."), std::string::npos);
+}
+
 TEST(ArrivalReportHtml, EscapesNamesFromInput) {
   ArrivalReport report = arrival_report({kHostileName, "fgd"});
   report.scenario = kHostileName;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/json_report.h"
+#include "sim/statistics.h"
 #include "sim/svg_chart.h"
 
 namespace tessera {
@@ -436,6 +437,20 @@ std::string arrival_headline_table(const ArrivalReport& report) {
       "cluster's GPU capacity; means and spreads are over the {} {}. Failed pods: mean per run, in brackets as a share "
       "of the pods that arrived.</p>\n",
       report.seeds.size(), report.seeds.size() == 1 ? "seed" : "seeds");
+  if (!report.offline_alloc_pct.empty()) {
+    std::string closed;
+    for (const ArrivalPolicyResult& policy : report.policies) {
+      if (const std::optional<double> share = fgd_gap_closed(report, policy); share && policy.policy != "fgd") {
+        closed += fmt::format("{}{}: {}", closed.empty() ? "" : "; ", escape_xml(policy.policy),
+                              format_percent(100 * *share, 0));
+      }
+    }
+    out += fmt::format(
+        "<p class=\"note\">Offline ceiling: the same arrived pods, packed knowing them all in advance (largest "
+        "first), allocate {} of the GPU capacity (mean over the seeds).{}</p>\n",
+        format_percent(mean(report.offline_alloc_pct), 2),
+        closed.empty() ? "" : fmt::format(" Share of fgd's gap to it that each policy closes: {}.", closed));
+  }
   return out;
 }
 
