@@ -208,14 +208,40 @@ class RoomSearch {
     return false;
   }
 
+  // One pod's search for a node: what it needs and under which terms.
+  struct NodeQuest {
+    const PodSpec& pod;
+    int64_t need;  // GPU milli
+    // Whether the bounds of units as they stand now (VictimGpus) may prune the search: the pod
+    // needs `need` on any node (not so for a GPU-memory request) and the options allow it.
+    bool live_bounds;
+    int whole_gpus;  // devices a whole-GPU pod asks for; 0 otherwise
+    int64_t budget;  // GPU milli that may be evicted for good
+    bool moves;      // units the rule may not take may move
+    WorkloadId for_workload;
+    const PlacementPass& pass;
+    uint8_t key_mask;  // VictimIndex::kHoldsGpu or kHoldsCpuOrMemory
+  };
+
   // Whether evicting every unit the node holds of queues that may give (at most what each may
-  // lose), with the node's free GPUs, could free `need` GPU milli. `reach_cap_` holds, per queue,
-  // the most it may give (INT64_MIN for a queue that may give nothing). The cheap bounds come
-  // first: most nodes a search visits are settled by them.
-  bool may_free(const ClusterState& cluster, NodeIndex node, int64_t need) const {
+  // lose), with the node's free GPUs, could free the GPUs the pod needs. `reach_cap_` holds, per
+  // queue, the most it may give (INT64_MIN for a queue that may give nothing). The cheap bounds
+  // come first: most nodes a search visits are settled by them.
+  bool may_free(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest, const NodeChoice& best) const {
     const int64_t free = cluster.gpu_free_milli(node);
-    if (free >= need) return true;
-    if (victims_.gpus_held_on(node) + free < need) return false;
+    if (free >= quest.need) return true;
+    // A GPU-memory request needs more or less than `need` on devices larger or smaller than the
+    // typical one: only the bound as indexed is read for it (gone units count), as ever.
+    if (!quest.live_bounds) {
+      if (quest.moves) return victims_.gpus_held_on(node) + free >= quest.need;
+      return may_free_as_indexed(node, quest.need - free);
+    }
+    if (quest.moves) return victims_.gpus().held_on(node) + free >= quest.need;
+    return may_free_now(node, quest.need - free, victim_ceiling(best));
+  }
+
+  bool may_free_as_indexed(NodeIndex node, int64_t short_by) const {
+    if (victims_.gpus_held_on(node) < short_by) return false;
     int64_t reachable = 0;
     for (const VictimIndex::QueueGpus& held : victims_.gpus_by_queue_on(node)) {
       // No unit larger than what its queue may lose can be taken.
@@ -223,7 +249,26 @@ class RoomSearch {
       const int64_t take = std::min(held.gpu_milli, cap);
       reachable += held.smallest_unit_milli <= cap ? take : 0;
     }
-    return reachable + free >= need;
+    return reachable >= short_by;
+  }
+
+  // Counting only units not gone, none above `ceiling` in priority (a costlier victim makes
+  // choose_victims turn the node down) and none in entries whose every unit is larger than what
+  // its queue may lose.
+  bool may_free_now(NodeIndex node, int64_t short_by, int ceiling) const {
+    if (victims_.gpus().held_on(node) < short_by) return false;
+    int64_t reachable = 0;
+    const std::span<const VictimGpus::Entry> held = victims_.gpus().on(node);
+    for (size_t i = 0; i < held.size();) {
+      const QueueIndex queue = held[i].queue;
+      const int64_t cap = reach_cap_[queue];
+      int64_t gpu_milli = 0;
+      for (; i < held.size() && held[i].queue == queue; ++i) {
+        if (held[i].priority <= ceiling && held[i].smallest_unit_milli <= cap) gpu_milli += held[i].gpu_milli;
+      }
+      if (gpu_milli > 0) reachable += std::min(gpu_milli, cap);
+    }
+    return reachable >= short_by;
   }
 
   // check_static, once per node class where the classes tell the pod's selector apart.
@@ -232,6 +277,36 @@ class RoomSearch {
     int8_t& fits = class_fits_[static_cast<size_t>(cluster.node_class(node))];
     if (fits == kNotChecked) fits = check_static(cluster.node_spec(node), pod) == Predicate::kFits ? 1 : 0;
     return fits == 1;
+  }
+
+  // The highest priority a victim may have: below the pending workload's where the rule says so,
+  // and no higher than the best node's victims once there is one (a costlier victim makes
+  // choose_victims turn the node down).
+  int victim_ceiling(const NodeChoice& best) const {
+    int ceiling = request_.victims == VictimRule::kOwnQueueLowerPriority && pending_priority_ > INT_MIN
+                      ? pending_priority_ - 1
+                      : INT_MAX;
+    if (best.node >= 0) ceiling = std::min(ceiling, best.top_priority);
+    return ceiling;
+  }
+
+  // The nodes where queues that may give have units holding GPUs of priority `ceiling` or lower
+  // (by levels: VictimGpus::nodes_of), as bits: where may_free_now can find any. Merged again
+  // only when the levels do.
+  const uint64_t* gpu_nodes_within(int ceiling) {
+    const VictimGpus& gpus = victims_.gpus();
+    size_t levels = 0;
+    while (levels < gpus.level_count() && gpus.level_floor(levels) <= ceiling) ++levels;
+    const size_t words = (static_cast<size_t>(context_.cluster().node_count()) + 63) / 64;
+    if (levels != merged_levels_) {
+      gpu_nodes_.assign(words, 0);
+      for (size_t level = 0; level < levels; ++level) {
+        const uint64_t* bits = gpus.nodes_of(level);
+        for (size_t word = 0; word < words; ++word) gpu_nodes_[word] |= bits[word];
+      }
+      merged_levels_ = levels;
+    }
+    return gpu_nodes_.data();
   }
 
   static bool has_bit(const uint64_t* bits, NodeIndex node) {
@@ -307,6 +382,7 @@ class RoomSearch {
     const int node_count = cluster.node_count();
     const NodeQuest quest{
         pod, pod.gpu.pending_milli(context_.typical_device_memory()),
+        context_.options().prune_victim_search && pod.gpu.kind != GpuRequest::Kind::kMemory,
         pod.gpu.kind == GpuRequest::Kind::kWhole ? pod.gpu.whole_gpus : 0, budget, moves, for_workload, pass,
         // The resources the queue rules compare for this workload (ResourceMeter::key_resources).
         context_.gang_gpu_milli(request_.pending) > 0 ? VictimIndex::kHoldsGpu : VictimIndex::kHoldsCpuOrMemory};
@@ -317,37 +393,33 @@ class RoomSearch {
     int candidates_left = kCandidateNodes;
     NodeChoice best;
     NodeChoice choice;
+    // For a GPU pod, nodes where no queue that may give has GPUs in victims no costlier than the
+    // best node's can serve only from their free GPUs (may_free).
+    const bool by_gpu_nodes = scope.of_queues != nullptr && quest.need > 0 && quest.live_bounds;
+    merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
+    const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
     NodeIndex next = start;
     for (size_t step = 0; step < scope.count; ++step) {
       NodeIndex node = next;
       if (scope.listed_only) {
         node = node_list_[step];
-      } else {
-        if (++next == node_count) next = 0;
-        if (scope.of_queues && !has_bit(scope.of_queues, node) && cluster.gpu_free_milli(node) < quest.need) continue;
+      } else if (++next == node_count) {
+        next = 0;
       }
-      if (!may_serve(cluster, node, quest)) continue;
+      if (skip_unless && !has_bit(skip_unless, node) && cluster.gpu_free_milli(node) < quest.need) continue;
+      if (!may_serve(cluster, node, quest, best)) continue;
       if (!choose_victims(cluster, node, quest, best, choice)) continue;
       if (moves) move_together(choice);
       --candidates_left;
-      if (choice.better_than(best)) best = choice;
+      if (choice.better_than(best)) {
+        best = choice;
+        if (by_gpu_nodes) skip_unless = gpu_nodes_within(victim_ceiling(best));
+      }
       if (candidates_left == 0 || unbeatable(best, quest.need)) break;
     }
     if (best.node >= 0) victims_.next_start() = (best.node + 1) % std::max(1, node_count);
     return best;
   }
-
-  // One pod's search for a node: what it needs and under which terms.
-  struct NodeQuest {
-    const PodSpec& pod;
-    int64_t need;    // GPU milli
-    int whole_gpus;  // devices a whole-GPU pod asks for; 0 otherwise
-    int64_t budget;  // GPU milli that may be evicted for good
-    bool moves;      // units the rule may not take may move
-    WorkloadId for_workload;
-    const PlacementPass& pass;
-    uint8_t key_mask;  // VictimIndex::kHoldsGpu or kHoldsCpuOrMemory
-  };
 
   // The nodes a search visits: all of them from `start` round the cluster, skipping those of no
   // queue that may give (`of_queues`) whose free GPUs fall short; or, where those queues hold
@@ -385,19 +457,18 @@ class RoomSearch {
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway.
     scope.listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
     scope.of_queues = by_queue ? victims_.nodes_of_any(accepted_).data() : nullptr;
+    if (by_queue && context_.options().prune_victim_search) victims_.gpus().choose_givers(reach_cap_);
     if (scope.listed_only) list_nodes(scope.of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
     scope.count = scope.listed_only ? node_list_.size() : static_cast<size_t>(node_count);
     return scope;
   }
 
   // The cheap checks, before any victim is looked at: the node holds units, evicting every unit
-  // of the queues that may give could free the GPUs the pod needs, it has the devices, the pod
-  // may run there, and the pod's pass admits its reservation.
-  bool may_serve(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest) {
+  // of the queues that may give (none costlier than `best`) could free the GPUs the pod needs,
+  // it has the devices, the pod may run there, and the pod's pass admits its reservation.
+  bool may_serve(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest, const NodeChoice& best) {
     if (victims_.on_node(node).empty()) return false;
-    if (quest.need > 0 && !(quest.moves ? victims_.gpus_held_on(node) + cluster.gpu_free_milli(node) >= quest.need
-                                        : may_free(cluster, node, quest.need)))
-      return false;
+    if (quest.need > 0 && !may_free(cluster, node, quest, best)) return false;
     if (victims_.gpu_count(node) < quest.whole_gpus) return false;
     if (!fits_statically(cluster, node, quest.pod)) return false;
     return quest.pass.admits(cluster.reservation(node));
@@ -477,6 +548,9 @@ class RoomSearch {
   std::vector<PodId> released_;
   std::vector<WorkloadId> touched_;
   std::vector<NodeIndex> node_list_;
+  std::vector<uint64_t> gpu_nodes_;  // gpu_nodes_within: merged over the first merged_levels_ levels
+  static constexpr size_t kNotMerged = SIZE_MAX;
+  size_t merged_levels_ = kNotMerged;
   std::vector<QueueIndex> accepted_;
   std::vector<char> accepted_flag_;
   std::vector<int64_t> reach_cap_;  // per queue: see may_free

@@ -17,7 +17,9 @@ bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
 }  // namespace
 
 VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runtime)
-    : resource_count_(context.meter().resource_count()), nodes_of_queue_(context.tree().size()) {
+    : resource_count_(context.meter().resource_count()),
+      nodes_of_queue_(context.tree().size()),
+      gpus_(static_cast<size_t>(context.cluster().node_count()), context.tree().size()) {
   const auto node_count = static_cast<size_t>(context.cluster().node_count());
   std::vector<std::vector<QueueGpus>> gpus_by_queue(node_count);
   std::vector<std::vector<uint32_t>> by_node(node_count);
@@ -63,6 +65,7 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
     for (const QueueGpus& sum : sums) gpus_held_[node] += sum.gpu_milli;
   }
   gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+  gpus_.finish();
 }
 
 uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
@@ -102,6 +105,7 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
     entry->smallest_unit_milli = std::min(entry->smallest_unit_milli, unit.gpu_milli);
     // An extra is also in its workload's whole unit: count its GPUs once.
     if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
+    gpus_.add(binding.node, workload.queue, unit.priority, victim.whole() ? binding.gpu_milli() : 0, unit.gpu_milli);
   }
   min_priority_ = std::min(min_priority_, unit.priority);
   tags_.push_back({victim.workload, static_cast<uint32_t>(workload.queue), holds, 0});
@@ -110,13 +114,12 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
 }
 
 const std::vector<uint64_t>& VictimIndex::nodes_of_any(const std::vector<QueueIndex>& leaves) {
-  if (union_bits_.empty()) {
-    union_bits_.assign((node_gpus_.size() + 63) / 64, 0);
-    union_count_.assign(node_gpus_.size(), 0);
+  if (union_.bits.empty()) {
+    union_.resize(node_gpus_.size());
     in_union_.assign(nodes_of_queue_.size(), 0);
     asked_.assign(nodes_of_queue_.size(), 0);
   }
-  if (leaves == union_of_) return union_bits_;
+  if (leaves == union_of_) return union_.bits;
   for (QueueIndex leaf : leaves) asked_[leaf] = 1;
   for (QueueIndex leaf : union_of_) {
     if (!asked_[leaf]) count_queue_nodes(leaf, false);
@@ -126,36 +129,54 @@ const std::vector<uint64_t>& VictimIndex::nodes_of_any(const std::vector<QueueIn
     asked_[leaf] = 0;
   }
   union_of_ = leaves;
-  return union_bits_;
+  return union_.bits;
 }
 
 void VictimIndex::count_queue_nodes(QueueIndex leaf, bool in) {
   in_union_[leaf] = in ? 1 : 0;
-  for (NodeIndex node : nodes_of_queue_[leaf]) {
-    const auto index = static_cast<size_t>(node);
-    const uint64_t bit = uint64_t{1} << (index % 64);
-    if (in) {
-      if (union_count_[index]++ == 0) union_bits_[index / 64] |= bit;
-    } else if (--union_count_[index] == 0) {
-      union_bits_[index / 64] &= ~bit;
-    }
-  }
+  for (NodeIndex node : nodes_of_queue_[leaf]) union_.count_node(node, in);
 }
 
 void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
   for (size_t e = first; e < evictions.size(); ++e) {
     const Eviction& eviction = evictions[e];
     if (eviction.workload < 0 || static_cast<size_t>(eviction.workload) >= whole_unit_of_.size()) continue;
-    // The workload's pods changed, so its whole unit is stale; a whole eviction takes its extras.
-    if (const int32_t whole = whole_unit_of_[static_cast<size_t>(eviction.workload)]; whole >= 0)
-      tags_[static_cast<size_t>(whole)].gone = 1;
+    const int32_t whole = whole_unit_of_[static_cast<size_t>(eviction.workload)];
+    if (whole < 0) continue;  // not in the index, nor its extras
     auto extras = extras_of_.find(eviction.workload);
-    if (extras == extras_of_.end()) continue;
-    for (uint32_t index : extras->second) {
+    const std::span<const uint32_t> extra_units =
+        extras == extras_of_.end() ? std::span<const uint32_t>() : std::span<const uint32_t>(extras->second);
+    // What counts in gpus_ before, so that what stops (or starts) counting is taken out (added).
+    const auto whole_index = static_cast<uint32_t>(whole);
+    const bool whole_counted = counted(whole_index);
+    extra_counted_.clear();
+    for (uint32_t index : extra_units) extra_counted_.push_back(counted(index) ? 1 : 0);
+    // The workload's pods changed, so its whole unit is stale; a whole eviction takes its extras.
+    tags_[whole_index].gone = 1;
+    for (uint32_t index : extra_units) {
       if (eviction.whole_workload ||
           std::find(eviction.pods.begin(), eviction.pods.end(), units_[index].unit.extra) != eviction.pods.end())
         tags_[index].gone = 1;
     }
+    if (whole_counted) count_gpus(whole_index, -1);
+    for (size_t i = 0; i < extra_units.size(); ++i) {
+      const bool now = counted(extra_units[i]);
+      if (now != (extra_counted_[i] != 0)) count_gpus(extra_units[i], now ? 1 : -1);
+    }
+  }
+}
+
+bool VictimIndex::counted(uint32_t index) const {
+  if (gone(index)) return false;
+  const VictimUnit& unit = units_[index].unit;
+  return unit.whole() || gone(static_cast<uint32_t>(whole_unit_of_[static_cast<size_t>(unit.workload)]));
+}
+
+void VictimIndex::count_gpus(uint32_t index, int sign) {
+  const Unit& unit = units_[index];
+  for (const Member& member : members(index)) {
+    const int64_t milli = int64_t{member.milli_per_device} * member.device_count;
+    if (milli != 0) gpus_.change(member.node, unit.queue, unit.priority, sign * milli);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "scheduler/cycle_context.h"
+#include "scheduler/victim_gpus.h"
 
 namespace tessera {
 
@@ -87,8 +88,11 @@ class VictimIndex {
   // The lowest priority of any unit: a node whose victims are all of it is as cheap as it gets.
   int min_priority() const { return min_priority_; }
   // Marks gone every unit touched by the evictions: the unit itself and, for an extra, its
-  // workload's whole unit (whose pods changed).
+  // workload's whole unit (whose pods changed); takes what they held out of gpus().
   void forget(const std::vector<Eviction>& evictions, size_t first);
+  // The GPUs the units not gone hold, per node, queue and priority.
+  const VictimGpus& gpus() const { return gpus_; }
+  VictimGpus& gpus() { return gpus_; }
   // Where the next scan starts, so consecutive searches spread over the cluster.
   NodeIndex& next_start() { return next_start_; }
 
@@ -97,6 +101,11 @@ class VictimIndex {
                     std::vector<std::vector<QueueGpus>>& gpus_by_queue, std::vector<std::vector<uint32_t>>& by_node);
   // For nodes_of_any: adds the queue's nodes to the union, or takes them out.
   void count_queue_nodes(QueueIndex leaf, bool in);
+  // Whether the unit's GPUs count in gpus_: a whole unit until it goes; an extra, whose pod its
+  // whole unit counts, only once that has gone while the extra stays.
+  bool counted(uint32_t index) const;
+  // Adds (sign 1) or takes out (-1) the unit's GPUs on each of its nodes.
+  void count_gpus(uint32_t index, int sign);
 
   std::vector<Unit> units_;
   struct Tag {
@@ -119,13 +128,14 @@ class VictimIndex {
   std::vector<QueueGpus> gpus_by_queue_;
   std::vector<size_t> gpus_by_queue_start_;  // per node, and one past the last
   std::vector<int64_t> gpus_held_;           // per node
+  VictimGpus gpus_;
   // nodes_of_any: per queue, whether it is in the union; per node, how many of its queues are.
   std::vector<char> in_union_, asked_;
-  std::vector<uint32_t> union_count_;
+  NodeUnion union_;
   std::vector<QueueIndex> union_of_;
-  std::vector<uint64_t> union_bits_;
   std::vector<int32_t> whole_unit_of_;  // per workload: index of its whole unit, or -1
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
+  std::vector<char> extra_counted_;  // forget's, per extra of one workload
   int min_priority_ = 0;
   NodeIndex next_start_ = 0;
 };
