@@ -237,7 +237,7 @@ class RoomSearch {
       return may_free_as_indexed(node, quest.need - free);
     }
     if (quest.moves) return victims_.gpus().held_on(node) + free >= quest.need;
-    return may_free_now(node, quest.need - free, victim_ceiling(best));
+    return may_free_now(node, quest.need - free, victim_ceiling(best), quest.budget);
   }
 
   bool may_free_as_indexed(NodeIndex node, int64_t short_by) const {
@@ -253,15 +253,15 @@ class RoomSearch {
   }
 
   // Counting only units not gone, none above `ceiling` in priority (a costlier victim makes
-  // choose_victims turn the node down) and none in entries whose every unit is larger than what
-  // its queue may lose.
-  bool may_free_now(NodeIndex node, int64_t short_by, int ceiling) const {
-    if (victims_.gpus().held_on(node) < short_by) return false;
+  // choose_victims turn the node down), none in entries whose every unit is larger than what its
+  // queue may lose or than the budget (take_cap_), and no more than the budget in all.
+  bool may_free_now(NodeIndex node, int64_t short_by, int ceiling, int64_t budget) const {
+    if (victims_.gpus().held_on(node) < short_by || budget < short_by) return false;
     int64_t reachable = 0;
     const std::span<const VictimGpus::Entry> held = victims_.gpus().on(node);
     for (size_t i = 0; i < held.size();) {
       const QueueIndex queue = held[i].queue;
-      const int64_t cap = reach_cap_[queue];
+      const int64_t cap = take_cap_[queue];
       int64_t gpu_milli = 0;
       for (; i < held.size() && held[i].queue == queue; ++i) {
         if (held[i].priority <= ceiling && held[i].smallest_unit_milli <= cap) gpu_milli += held[i].gpu_milli;
@@ -457,7 +457,11 @@ class RoomSearch {
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway.
     scope.listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
     scope.of_queues = by_queue ? victims_.nodes_of_any(accepted_).data() : nullptr;
-    if (by_queue && context_.options().prune_victim_search) victims_.gpus().choose_givers(reach_cap_);
+    // No unit larger than the budget can be taken either: the search stops at it.
+    take_cap_.resize(reach_cap_.size());
+    for (QueueIndex queue = 0; queue < take_cap_.size(); ++queue)
+      take_cap_[queue] = std::min(reach_cap_[queue], quest.budget);
+    if (by_queue && quest.live_bounds) victims_.gpus().choose_givers(take_cap_);
     if (scope.listed_only) list_nodes(scope.of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
     scope.count = scope.listed_only ? node_list_.size() : static_cast<size_t>(node_count);
     return scope;
@@ -554,6 +558,7 @@ class RoomSearch {
   std::vector<QueueIndex> accepted_;
   std::vector<char> accepted_flag_;
   std::vector<int64_t> reach_cap_;  // per queue: see may_free
+  std::vector<int64_t> take_cap_;   // per queue: see may_free_now
   static constexpr int8_t kNotChecked = -1;
   bool by_class_ = false;
   std::vector<int8_t> class_fits_;  // per node class, for the pod of this search: 1 fits, 0 not
