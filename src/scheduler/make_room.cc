@@ -398,24 +398,43 @@ class RoomSearch {
     const bool by_gpu_nodes = scope.of_queues != nullptr && quest.need > 0 && quest.live_bounds;
     merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
     const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
-    NodeIndex next = start;
-    for (size_t step = 0; step < scope.count; ++step) {
-      NodeIndex node = next;
-      if (scope.listed_only) {
-        node = node_list_[step];
-      } else if (++next == node_count) {
-        next = 0;
-      }
-      if (skip_unless && !has_bit(skip_unless, node) && cluster.gpu_free_milli(node) < quest.need) continue;
-      if (!may_serve(cluster, node, quest, best)) continue;
-      if (!choose_victims(cluster, node, quest, best, choice)) continue;
+    auto visit = [&](NodeIndex node) {  // true: the search is over
+      if (skip_unless && !has_bit(skip_unless, node) && cluster.gpu_free_milli(node) < quest.need) return false;
+      if (!may_serve(cluster, node, quest, best)) return false;
+      if (!choose_victims(cluster, node, quest, best, choice)) return false;
       if (moves) move_together(choice);
       --candidates_left;
       if (choice.better_than(best)) {
         best = choice;
         if (by_gpu_nodes) skip_unless = gpu_nodes_within(victim_ceiling(best));
       }
-      if (candidates_left == 0 || unbeatable(best, quest.need)) break;
+      return candidates_left == 0 || unbeatable(best, quest.need);
+    };
+    if (scope.listed_only) {
+      for (NodeIndex node : node_list_) {
+        if (visit(node)) break;
+      }
+    } else if (skip_unless && quest.need > 0) {
+      // Only nodes of skip_unless or with GPUs free can pass visit's first check: the others are
+      // passed over a word of nodes at a time.
+      const uint64_t* free_gpus = cluster.nodes_with_free_gpus();
+      auto visit_marked = [&](size_t from, size_t to) {
+        for (size_t word = from / 64; word * 64 < to; ++word) {
+          uint64_t bits = skip_unless[word] | free_gpus[word];
+          if (word * 64 < from) bits &= ~uint64_t{0} << (from % 64);
+          if (to < word * 64 + 64) bits &= (uint64_t{1} << (to % 64)) - 1;
+          for (; bits != 0; bits &= bits - 1) {
+            if (visit(static_cast<NodeIndex>(word * 64 + static_cast<size_t>(std::countr_zero(bits))))) return true;
+          }
+        }
+        return false;
+      };
+      if (!visit_marked(static_cast<size_t>(start), static_cast<size_t>(node_count)))
+        visit_marked(0, static_cast<size_t>(start));
+    } else {
+      for (int step = 0; step < node_count; ++step) {
+        if (visit(static_cast<NodeIndex>((start + step) % node_count))) break;
+      }
     }
     if (best.node >= 0) victims_.next_start() = (best.node + 1) % std::max(1, node_count);
     return best;
@@ -427,7 +446,6 @@ class RoomSearch {
   struct SearchScope {
     const uint64_t* of_queues = nullptr;
     bool listed_only = false;
-    size_t count = 0;
   };
 
   // Which queues may give (accepted_, accepted_flag_, reach_cap_) and so which nodes to visit.
@@ -463,7 +481,6 @@ class RoomSearch {
       take_cap_[queue] = std::min(reach_cap_[queue], quest.budget);
     if (by_queue && quest.live_bounds) victims_.gpus().choose_givers(take_cap_);
     if (scope.listed_only) list_nodes(scope.of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
-    scope.count = scope.listed_only ? node_list_.size() : static_cast<size_t>(node_count);
     return scope;
   }
 
