@@ -237,7 +237,7 @@ class RoomSearch {
       return may_free_as_indexed(node, quest.need - free);
     }
     if (quest.moves) return victims_.gpus().held_on(node) + free >= quest.need;
-    return may_free_now(node, quest.need - free, victim_ceiling(best), quest.budget);
+    return may_free_now(node, quest.need - free, victim_ceiling(best), quest.budget, best);
   }
 
   bool may_free_as_indexed(NodeIndex node, int64_t short_by) const {
@@ -254,9 +254,13 @@ class RoomSearch {
 
   // Counting only units not gone, none above `ceiling` in priority (a costlier victim makes
   // choose_victims turn the node down), none in entries whose every unit is larger than what its
-  // queue may lose or than the budget (take_cap_), and no more than the budget in all.
-  bool may_free_now(NodeIndex node, int64_t short_by, int ceiling, int64_t budget) const {
+  // queue may lose or than the budget (take_cap_), and no more than the budget in all. Nor units
+  // of the best node's top priority that alone hold more GPUs than its victims: with one of them
+  // the node costs more.
+  bool may_free_now(NodeIndex node, int64_t short_by, int ceiling, int64_t budget, const NodeChoice& best) const {
     if (victims_.gpus().held_on(node) < short_by || budget < short_by) return false;
+    const int best_top = best.node >= 0 ? best.top_priority : INT_MAX;
+    const int64_t best_gpu_milli = best.node >= 0 ? best.gpu_milli : INT64_MAX;
     int64_t reachable = 0;
     const std::span<const VictimGpus::Entry> held = victims_.gpus().on(node);
     for (size_t i = 0; i < held.size();) {
@@ -264,7 +268,10 @@ class RoomSearch {
       const int64_t cap = take_cap_[queue];
       int64_t gpu_milli = 0;
       for (; i < held.size() && held[i].queue == queue; ++i) {
-        if (held[i].priority <= ceiling && held[i].smallest_unit_milli <= cap) gpu_milli += held[i].gpu_milli;
+        const VictimGpus::Entry& entry = held[i];
+        if (entry.priority > ceiling || entry.smallest_unit_milli > cap) continue;
+        if (entry.priority == best_top && entry.smallest_unit_milli > best_gpu_milli) continue;
+        gpu_milli += entry.gpu_milli;
       }
       if (gpu_milli > 0) reachable += std::min(gpu_milli, cap);
     }
