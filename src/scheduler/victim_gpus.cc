@@ -38,6 +38,7 @@ void VictimGpus::finish() {
 
   const size_t levels = level_count();
   lists_.assign(queue_count_ * levels, {});
+  chosen_by_.assign(queue_count_, INT64_MIN);  // no list chosen
   for (size_t node = 0; node + 1 < start_.size(); ++node) {
     for (size_t e = start_[node]; e < start_[node + 1]; ++e) {
       const Entry& entry = entries_[e];
@@ -79,15 +80,18 @@ void VictimGpus::change(NodeIndex node, QueueIndex queue, int priority, int64_t 
 
 void VictimGpus::choose_givers(std::span<const int64_t> cap) {
   const size_t levels = level_count();
-  for (size_t index = 0; index < lists_.size(); ++index) {
-    GiverList& list = lists_[index];
-    const size_t queue = index / levels;
-    const bool chosen = queue < cap.size() && cap[queue] >= list.smallest_unit_milli;
-    if (chosen == list.chosen) continue;
-    list.chosen = chosen;
-    NodeUnion& nodes = unions_[index % levels];
-    for (size_t i = 0; i < list.nodes.size(); ++i) {
-      if (list.live_milli[i] > 0) nodes.count_node(list.nodes[i], chosen);
+  for (QueueIndex queue = 0; queue < queue_count_; ++queue) {
+    const int64_t queue_cap = queue < cap.size() ? cap[queue] : INT64_MIN;
+    if (queue_cap == chosen_by_[queue]) continue;  // its lists were chosen by this cap
+    chosen_by_[queue] = queue_cap;
+    for (size_t level = 0; level < levels; ++level) {
+      GiverList& list = lists_[queue * levels + level];
+      const bool chosen = queue_cap >= list.smallest_unit_milli;
+      if (chosen == list.chosen) continue;
+      list.chosen = chosen;
+      for (size_t i = 0; i < list.nodes.size(); ++i) {
+        if (list.live_milli[i] > 0) unions_[level].count_node(list.nodes[i], chosen);
+      }
     }
   }
 }

@@ -73,8 +73,9 @@ class VictimGpus {
   std::vector<size_t> start_;                 // per node, and one past the last
   std::vector<int64_t> held_;                 // per node
   std::vector<int> level_floor_;
-  std::vector<GiverList> lists_;   // per queue × level
-  std::vector<NodeUnion> unions_;  // per level
+  std::vector<GiverList> lists_;    // per queue × level
+  std::vector<int64_t> chosen_by_;  // per queue: the cap its lists were last chosen by
+  std::vector<NodeUnion> unions_;   // per level
 };
 
 }  // namespace tessera
