@@ -105,7 +105,10 @@ assert d["schema"] == "tessera.bench.cycle/v1", d.get("schema")
 assert len(d["runs"]) == 2 and d["cluster"]["nodes"] == 20 and d["pending"]["pods"] == 300, d["cluster"]
 assert {"fair_share", "allocate", "consolidate", "reclaim", "preempt", "cycle"} <= set(d["seconds"]), d["seconds"]
 assert d["memory_mib"]["peak"] > 0
+digests = {run["decisions"] for run in d["runs"]}
+assert len(digests) == 1 and len(digests.pop()) == 16, d["runs"]
 PY
+grep -Eq "^decisions: [0-9a-f]{16} " cycle.txt || fail "bench cycle decisions digest missing: $(cat cycle.txt)"
 "$TESSERA" bench reclaim --nodes 20 --gang-pods 2 --cycles 2 --json reclaim.json > reclaim.txt \
   || fail "bench reclaim failed: $(tail -3 reclaim.txt)"
 grep -q "gang started: yes" reclaim.txt || fail "bench reclaim: $(cat reclaim.txt)"

@@ -147,7 +147,44 @@ struct CycleSample {
   int64_t moved_pods = 0;  // consolidation: evicted and re-placed in the same cycle
   int pending_workloads = 0;
   std::vector<Start> started;
+  uint64_t decisions = 0;  // decision_digest of the cycle's result
 };
+
+// A fingerprint of what a cycle decided, in order: every binding made or given up, every
+// eviction (of what, by which action, for whom), every start and every reservation. Equal
+// digests from two builds on one world mean they decided the same, whatever their speed.
+uint64_t decision_digest(const CycleResult& result) {
+  uint64_t digest = 14695981039346656037ull;  // FNV-1a, 64 bits
+  auto mix = [&digest](int64_t value) {
+    for (int byte = 0; byte < 8; ++byte) {
+      digest ^= static_cast<uint64_t>(value >> (8 * byte)) & 0xff;
+      digest *= 1099511628211ull;
+    }
+  };
+  for (const Operation& operation : result.operations) {
+    mix(static_cast<int64_t>(operation.kind));
+    mix(operation.pod);
+    mix(operation.binding.node);
+    mix(operation.binding.milli_per_device);
+    for (int16_t device : operation.binding.devices) mix(device);
+  }
+  for (const Eviction& eviction : result.evictions) {
+    mix(eviction.workload);
+    mix(static_cast<int64_t>(eviction.action));
+    mix(eviction.beneficiary);
+    mix(eviction.moved ? 1 : 0);
+    for (PodId pod : eviction.pods) mix(pod);
+  }
+  for (const Start& start : result.started) {
+    mix(start.workload);
+    mix(static_cast<int64_t>(start.action));
+  }
+  for (const Reservation& reservation : result.reservations) {
+    mix(reservation.workload);
+    for (NodeIndex node : reservation.nodes) mix(node);
+  }
+  return digest;
+}
 
 // Loads the world (timed apart) and runs one cycle on it. `resident_after_load`, when given,
 // receives the resident memory with the world loaded, before the cycle.
@@ -189,6 +226,7 @@ Result<CycleSample> time_cycle(const SyntheticWorld& world, const std::string& p
       sample.evicted_gpus += static_cast<double>(eviction.gpu_milli) / kMilliPerGpu;
     }
   }
+  sample.decisions = decision_digest(*result);
   sample.started = std::move(result->started);
   return sample;
 }
@@ -257,7 +295,8 @@ bool same_outcome(const std::vector<CycleSample>& samples) {
   for (const CycleSample& sample : samples) {
     const CycleSample& first = samples.front();
     if (sample.started_workloads != first.started_workloads || sample.placed_pods != first.placed_pods ||
-        sample.evicted_pods != first.evicted_pods || sample.moved_pods != first.moved_pods) {
+        sample.evicted_pods != first.evicted_pods || sample.moved_pods != first.moved_pods ||
+        sample.decisions != first.decisions) {
       return false;
     }
   }
@@ -286,7 +325,8 @@ nlohmann::json sample_json(const CycleSample& sample) {
           {"evicted_pods", sample.evicted_pods},
           {"evicted_gpus", milli(sample.evicted_gpus)},
           {"moved_pods", sample.moved_pods},
-          {"pending_workloads", sample.pending_workloads}};
+          {"pending_workloads", sample.pending_workloads},
+          {"decisions", fmt::format("{:016x}", sample.decisions)}};
 }
 
 nlohmann::json seconds_json(const std::vector<CycleSample>& samples) {
@@ -398,6 +438,8 @@ int run_cycle_bench(const CycleBenchOptions& options) {
       thousands(first.started_workloads), thousands(first.placed_pods), thousands(first.evicted_workloads),
       thousands(first.evicted_pods), gpus_text(first.evicted_gpus), thousands(first.moved_pods),
       thousands(first.pending_workloads), same_outcome(*samples) ? "" : " (first cycle; the cycles differed)");
+  fmt::print("decisions: {:016x} (a digest of every binding, eviction, start and reservation, in order)\n",
+             first.decisions);
   print_memory(memory);
 
   nlohmann::json runs = nlohmann::json::array();

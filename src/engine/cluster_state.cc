@@ -29,10 +29,11 @@ auto static_features(const NodeSpec& node, const std::set<std::string>& selector
 ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
     : spec_(std::move(spec)), reservations_(spec_->nodes.size()), groups_(static_cast<int>(spec_->nodes.size())) {
   states_.reserve(spec_->nodes.size());
-  gpu_free_milli_.reserve(spec_->nodes.size());
+  gpu_free_milli_.assign(spec_->nodes.size(), 0);
+  free_gpu_bits_.assign((spec_->nodes.size() + 63) / 64, 0);
   for (const NodeSpec& node : spec_->nodes) {
     states_.push_back(NodeState::empty(node));
-    gpu_free_milli_.push_back(states_.back().gpu_free_total());
+    set_gpu_free(static_cast<NodeIndex>(states_.size() - 1), states_.back().gpu_free_total());
     std::vector<GpuDevice> kinds;
     std::vector<int16_t> ordinals;
     for (const GpuDevice& device : node.gpus) {
@@ -111,12 +112,19 @@ void ClusterState::bind(PodId id, Binding binding) {
   assert(!entry.binding && "binding a bound pod");
   NodeState& state = states_[static_cast<size_t>(binding.node)];
   state.apply(entry.spec, binding);
-  gpu_free_milli_[static_cast<size_t>(binding.node)] = state.gpu_free_total();
+  set_gpu_free(binding.node, state.gpu_free_total());
   totals_.gpu_allocated_milli += binding.gpu_milli();
   totals_.allocated += entry.spec.request;
   NodeIndex node = binding.node;
   entry.binding = std::move(binding);
   regroup(node);
+}
+
+void ClusterState::set_gpu_free(NodeIndex node, int64_t milli) {
+  const auto index = static_cast<size_t>(node);
+  gpu_free_milli_[index] = milli;
+  const uint64_t bit = uint64_t{1} << (index % 64);
+  free_gpu_bits_[index / 64] = milli > 0 ? free_gpu_bits_[index / 64] | bit : free_gpu_bits_[index / 64] & ~bit;
 }
 
 void ClusterState::reserve(NodeIndex node, NodeReservation reservation) {
@@ -134,7 +142,7 @@ Binding ClusterState::unbind(PodId id) {
   entry.binding.reset();
   NodeState& state = states_[static_cast<size_t>(binding.node)];
   state.release(entry.spec, binding);
-  gpu_free_milli_[static_cast<size_t>(binding.node)] = state.gpu_free_total();
+  set_gpu_free(binding.node, state.gpu_free_total());
   totals_.gpu_allocated_milli -= binding.gpu_milli();
   totals_.allocated -= entry.spec.request;
   regroup(binding.node);

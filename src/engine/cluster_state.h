@@ -86,6 +86,9 @@ class ClusterState {
   // A node's free GPU milli in all (its state's gpu_free_total), kept in one flat array so that
   // searches visiting thousands of nodes need not load each node's devices.
   int64_t gpu_free_milli(NodeIndex node) const { return gpu_free_milli_[static_cast<size_t>(node)]; }
+  // The nodes with any GPU free, as bits (word node / 64, bit node % 64): a search for GPUs
+  // passes over a full cluster's nodes a word at a time.
+  const uint64_t* nodes_with_free_gpus() const { return free_gpu_bits_.data(); }
 
   // Reserves the node for a holder, or releases it (holder -1).
   void reserve(NodeIndex node, NodeReservation reservation);
@@ -115,6 +118,8 @@ class ClusterState {
   std::shared_ptr<const ClusterSpec> spec_;
   std::vector<NodeState> states_;
   std::vector<int64_t> gpu_free_milli_;  // per node, in step with states_
+  std::vector<uint64_t> free_gpu_bits_;  // in step with gpu_free_milli_
+  void set_gpu_free(NodeIndex node, int64_t milli);
   std::vector<int32_t> node_class_;
   int32_t node_class_count_ = 0;
   std::set<std::string> selector_keys_;

@@ -54,6 +54,12 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
     if (actual.free != expected.free || actual.gpu_used_milli != expected.gpu_used_milli) {
       violations.push_back(fmt::format("node {} usage differs from the sum of its bound pods", spec.name));
     }
+    const int64_t free_milli = expected.gpu_free_total();
+    const bool marked_free = (cluster.nodes_with_free_gpus()[node / 64] >> (node % 64) & 1) != 0;
+    if (cluster.gpu_free_milli(node) != free_milli || marked_free != (free_milli > 0)) {
+      violations.push_back(fmt::format("node {} free GPUs counted as {} (marked {}), not {}", spec.name,
+                                       cluster.gpu_free_milli(node), marked_free, free_milli));
+    }
     if (expected.free.cpu_milli < 0) violations.push_back(fmt::format("node {} CPU overcommitted", spec.name));
     if (expected.free.memory_bytes < 0) violations.push_back(fmt::format("node {} memory overcommitted", spec.name));
     for (int device = 0; device < spec.gpu_count(); ++device) {

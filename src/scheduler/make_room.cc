@@ -12,160 +12,6 @@ namespace tessera {
 
 namespace {
 
-bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
-  if (a.priority != b.priority) return a.priority < b.priority;
-  if (a.unit.whole() != b.unit.whole()) return !a.unit.whole();          // elastic extras first
-  if (a.started_at != b.started_at) return a.started_at > b.started_at;  // youngest first
-  return a.unit.workload != b.unit.workload ? a.unit.workload > b.unit.workload : a.unit.extra > b.unit.extra;
-}
-
-}  // namespace
-
-VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runtime)
-    : resource_count_(context.meter().resource_count()), nodes_of_queue_(context.tree().size()) {
-  const auto node_count = static_cast<size_t>(context.cluster().node_count());
-  std::vector<std::vector<QueueGpus>> gpus_by_queue(node_count);
-  std::vector<std::vector<uint32_t>> by_node(node_count);
-  const WorkloadSet& workloads = context.workloads();
-  const ClusterState& cluster = context.cluster();
-  whole_unit_of_.assign(workloads.size(), -1);
-  members_start_.push_back(0);
-  min_priority_ = INT_MAX;
-  for (WorkloadId id : workloads.active()) {
-    const Workload& workload = workloads[id];
-    // Work this cycle just placed is not taken back in the same cycle.
-    if (!workload.spec.preemptible || !workloads.is_running(id, cluster) || workload.started_at >= context.now() ||
-        context.now() - workload.started_at < min_runtime[workload.queue])
-      continue;
-    whole_unit_of_[static_cast<size_t>(id)] =
-        static_cast<int32_t>(add_unit(context, workload, {id, -1}, gpus_by_queue, by_node));
-    for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
-      if (cluster.binding(workload.pods[position]))
-        extras_of_[id].push_back(add_unit(context, workload, {id, workload.pods[position]}, gpus_by_queue, by_node));
-    }
-  }
-  if (units_.empty()) min_priority_ = 0;
-  node_gpus_.reserve(node_count);
-  for (NodeIndex node = 0; node < cluster.node_count(); ++node)
-    node_gpus_.push_back(cluster.node_spec(node).gpu_count());
-  node_units_start_.reserve(node_count + 1);
-  for (auto& list : by_node) {
-    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
-    node_units_start_.push_back(node_units_.size());
-    node_units_.insert(node_units_.end(), list.begin(), list.end());
-  }
-  node_units_start_.push_back(node_units_.size());
-  for (auto& nodes : nodes_of_queue_) {
-    std::sort(nodes.begin(), nodes.end());
-    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  }
-  gpus_by_queue_start_.reserve(node_count + 1);
-  gpus_held_.assign(node_count, 0);
-  for (size_t node = 0; node < node_count; ++node) {
-    const auto& sums = gpus_by_queue[node];
-    gpus_by_queue_start_.push_back(gpus_by_queue_.size());
-    gpus_by_queue_.insert(gpus_by_queue_.end(), sums.begin(), sums.end());
-    for (const QueueGpus& sum : sums) gpus_held_[node] += sum.gpu_milli;
-  }
-  gpus_by_queue_start_.push_back(gpus_by_queue_.size());
-}
-
-uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
-                               std::vector<std::vector<QueueGpus>>& gpus_by_queue,
-                               std::vector<std::vector<uint32_t>>& by_node) {
-  const ClusterState& cluster = context.cluster();
-  Unit unit;
-  unit.unit = victim;
-  unit.queue = workload.queue;
-  unit.priority = workload.spec.priority;
-  unit.started_at = workload.started_at;
-  const std::vector<PodId> pods = context.unit_pods(victim);
-  uint8_t holds = 0;
-  for (PodId pod : pods) {
-    const Binding& binding = *cluster.binding(pod);
-    const Resources& request = cluster.pod(pod).request;
-    members_.push_back({pod, binding.node, binding.milli_per_device, static_cast<uint32_t>(devices_.size()),
-                        static_cast<uint32_t>(binding.devices.size()), request});
-    devices_.insert(devices_.end(), binding.devices.begin(), binding.devices.end());
-    unit.gpu_milli += binding.gpu_milli();
-    if (request.cpu_milli > 0 || request.memory_bytes > 0) holds |= kHoldsCpuOrMemory;
-  }
-  if (unit.gpu_milli > 0) holds |= kHoldsGpu;
-  members_start_.push_back(members_.size());
-  const ResourceVector amount = context.unit_amount(victim);
-  for (size_t resource = 0; resource < resource_count_; ++resource) amounts_.push_back(resource_at(amount, resource));
-  const auto index = static_cast<uint32_t>(units_.size());
-  for (PodId pod : pods) {
-    const Binding& binding = *cluster.binding(pod);
-    auto& list = by_node[static_cast<size_t>(binding.node)];
-    if (list.empty() || list.back() != index) list.push_back(index);
-    nodes_of_queue_[workload.queue].push_back(binding.node);
-    auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
-    auto entry =
-        std::find_if(sums.begin(), sums.end(), [&](const QueueGpus& sum) { return sum.queue == workload.queue; });
-    if (entry == sums.end()) entry = sums.insert(sums.end(), QueueGpus{workload.queue, 0, unit.gpu_milli});
-    entry->smallest_unit_milli = std::min(entry->smallest_unit_milli, unit.gpu_milli);
-    // An extra is also in its workload's whole unit: count its GPUs once.
-    if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
-  }
-  min_priority_ = std::min(min_priority_, unit.priority);
-  tags_.push_back({victim.workload, static_cast<uint32_t>(workload.queue), holds, 0});
-  units_.push_back(unit);
-  return index;
-}
-
-const std::vector<uint64_t>& VictimIndex::nodes_of_any(const std::vector<QueueIndex>& leaves) {
-  if (union_bits_.empty()) {
-    union_bits_.assign((node_gpus_.size() + 63) / 64, 0);
-    union_count_.assign(node_gpus_.size(), 0);
-    in_union_.assign(nodes_of_queue_.size(), 0);
-    asked_.assign(nodes_of_queue_.size(), 0);
-  }
-  if (leaves == union_of_) return union_bits_;
-  for (QueueIndex leaf : leaves) asked_[leaf] = 1;
-  for (QueueIndex leaf : union_of_) {
-    if (!asked_[leaf]) count_queue_nodes(leaf, false);
-  }
-  for (QueueIndex leaf : leaves) {
-    if (!in_union_[leaf]) count_queue_nodes(leaf, true);
-    asked_[leaf] = 0;
-  }
-  union_of_ = leaves;
-  return union_bits_;
-}
-
-void VictimIndex::count_queue_nodes(QueueIndex leaf, bool in) {
-  in_union_[leaf] = in ? 1 : 0;
-  for (NodeIndex node : nodes_of_queue_[leaf]) {
-    const auto index = static_cast<size_t>(node);
-    const uint64_t bit = uint64_t{1} << (index % 64);
-    if (in) {
-      if (union_count_[index]++ == 0) union_bits_[index / 64] |= bit;
-    } else if (--union_count_[index] == 0) {
-      union_bits_[index / 64] &= ~bit;
-    }
-  }
-}
-
-void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
-  for (size_t e = first; e < evictions.size(); ++e) {
-    const Eviction& eviction = evictions[e];
-    if (eviction.workload < 0 || static_cast<size_t>(eviction.workload) >= whole_unit_of_.size()) continue;
-    // The workload's pods changed, so its whole unit is stale; a whole eviction takes its extras.
-    if (const int32_t whole = whole_unit_of_[static_cast<size_t>(eviction.workload)]; whole >= 0)
-      tags_[static_cast<size_t>(whole)].gone = 1;
-    auto extras = extras_of_.find(eviction.workload);
-    if (extras == extras_of_.end()) continue;
-    for (uint32_t index : extras->second) {
-      if (eviction.whole_workload ||
-          std::find(eviction.pods.begin(), eviction.pods.end(), units_[index].unit.extra) != eviction.pods.end())
-        tags_[index].gone = 1;
-    }
-  }
-}
-
-namespace {
-
 struct NodeChoice {
   NodeIndex node = -1;
   int top_priority = 0;
@@ -362,14 +208,40 @@ class RoomSearch {
     return false;
   }
 
+  // One pod's search for a node: what it needs and under which terms.
+  struct NodeQuest {
+    const PodSpec& pod;
+    int64_t need;  // GPU milli
+    // Whether the bounds of units as they stand now (VictimGpus) may prune the search: the pod
+    // needs `need` on any node (not so for a GPU-memory request) and the options allow it.
+    bool live_bounds;
+    int whole_gpus;  // devices a whole-GPU pod asks for; 0 otherwise
+    int64_t budget;  // GPU milli that may be evicted for good
+    bool moves;      // units the rule may not take may move
+    WorkloadId for_workload;
+    const PlacementPass& pass;
+    uint8_t key_mask;  // VictimIndex::kHoldsGpu or kHoldsCpuOrMemory
+  };
+
   // Whether evicting every unit the node holds of queues that may give (at most what each may
-  // lose), with the node's free GPUs, could free `need` GPU milli. `reach_cap_` holds, per queue,
-  // the most it may give (INT64_MIN for a queue that may give nothing). The cheap bounds come
-  // first: most nodes a search visits are settled by them.
-  bool may_free(const ClusterState& cluster, NodeIndex node, int64_t need) const {
+  // lose), with the node's free GPUs, could free the GPUs the pod needs. `reach_cap_` holds, per
+  // queue, the most it may give (INT64_MIN for a queue that may give nothing). The cheap bounds
+  // come first: most nodes a search visits are settled by them.
+  bool may_free(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest, const NodeChoice& best) const {
     const int64_t free = cluster.gpu_free_milli(node);
-    if (free >= need) return true;
-    if (victims_.gpus_held_on(node) + free < need) return false;
+    if (free >= quest.need) return true;
+    // A GPU-memory request needs more or less than `need` on devices larger or smaller than the
+    // typical one: only the bound as indexed is read for it (gone units count), as ever.
+    if (!quest.live_bounds) {
+      if (quest.moves) return victims_.gpus_held_on(node) + free >= quest.need;
+      return may_free_as_indexed(node, quest.need - free);
+    }
+    if (quest.moves) return victims_.gpus().held_on(node) + free >= quest.need;
+    return may_free_now(node, quest.need - free, victim_ceiling(best), quest.budget, best);
+  }
+
+  bool may_free_as_indexed(NodeIndex node, int64_t short_by) const {
+    if (victims_.gpus_held_on(node) < short_by) return false;
     int64_t reachable = 0;
     for (const VictimIndex::QueueGpus& held : victims_.gpus_by_queue_on(node)) {
       // No unit larger than what its queue may lose can be taken.
@@ -377,7 +249,33 @@ class RoomSearch {
       const int64_t take = std::min(held.gpu_milli, cap);
       reachable += held.smallest_unit_milli <= cap ? take : 0;
     }
-    return reachable + free >= need;
+    return reachable >= short_by;
+  }
+
+  // Counting only units not gone, none above `ceiling` in priority (a costlier victim makes
+  // choose_victims turn the node down), none in entries whose every unit is larger than what its
+  // queue may lose or than the budget (take_cap_), and no more than the budget in all. Nor units
+  // of the best node's top priority that alone hold more GPUs than its victims: with one of them
+  // the node costs more.
+  bool may_free_now(NodeIndex node, int64_t short_by, int ceiling, int64_t budget, const NodeChoice& best) const {
+    if (victims_.gpus().held_on(node) < short_by || budget < short_by) return false;
+    const int best_top = best.node >= 0 ? best.top_priority : INT_MAX;
+    const int64_t best_gpu_milli = best.node >= 0 ? best.gpu_milli : INT64_MAX;
+    int64_t reachable = 0;
+    const std::span<const VictimGpus::Entry> held = victims_.gpus().on(node);
+    for (size_t i = 0; i < held.size();) {
+      const QueueIndex queue = held[i].queue;
+      const int64_t cap = take_cap_[queue];
+      int64_t gpu_milli = 0;
+      for (; i < held.size() && held[i].queue == queue; ++i) {
+        const VictimGpus::Entry& entry = held[i];
+        if (entry.priority > ceiling || entry.smallest_unit_milli > cap) continue;
+        if (entry.priority == best_top && entry.smallest_unit_milli > best_gpu_milli) continue;
+        gpu_milli += entry.gpu_milli;
+      }
+      if (gpu_milli > 0) reachable += std::min(gpu_milli, cap);
+    }
+    return reachable >= short_by;
   }
 
   // check_static, once per node class where the classes tell the pod's selector apart.
@@ -386,6 +284,36 @@ class RoomSearch {
     int8_t& fits = class_fits_[static_cast<size_t>(cluster.node_class(node))];
     if (fits == kNotChecked) fits = check_static(cluster.node_spec(node), pod) == Predicate::kFits ? 1 : 0;
     return fits == 1;
+  }
+
+  // The highest priority a victim may have: below the pending workload's where the rule says so,
+  // and no higher than the best node's victims once there is one (a costlier victim makes
+  // choose_victims turn the node down).
+  int victim_ceiling(const NodeChoice& best) const {
+    int ceiling = request_.victims == VictimRule::kOwnQueueLowerPriority && pending_priority_ > INT_MIN
+                      ? pending_priority_ - 1
+                      : INT_MAX;
+    if (best.node >= 0) ceiling = std::min(ceiling, best.top_priority);
+    return ceiling;
+  }
+
+  // The nodes where queues that may give have units holding GPUs of priority `ceiling` or lower
+  // (by levels: VictimGpus::nodes_of), as bits: where may_free_now can find any. Merged again
+  // only when the levels do.
+  const uint64_t* gpu_nodes_within(int ceiling) {
+    const VictimGpus& gpus = victims_.gpus();
+    size_t levels = 0;
+    while (levels < gpus.level_count() && gpus.level_floor(levels) <= ceiling) ++levels;
+    const size_t words = (static_cast<size_t>(context_.cluster().node_count()) + 63) / 64;
+    if (levels != merged_levels_) {
+      gpu_nodes_.assign(words, 0);
+      for (size_t level = 0; level < levels; ++level) {
+        const uint64_t* bits = gpus.nodes_of(level);
+        for (size_t word = 0; word < words; ++word) gpu_nodes_[word] |= bits[word];
+      }
+      merged_levels_ = levels;
+    }
+    return gpu_nodes_.data();
   }
 
   static bool has_bit(const uint64_t* bits, NodeIndex node) {
@@ -461,6 +389,7 @@ class RoomSearch {
     const int node_count = cluster.node_count();
     const NodeQuest quest{
         pod, pod.gpu.pending_milli(context_.typical_device_memory()),
+        context_.options().prune_victim_search && pod.gpu.kind != GpuRequest::Kind::kMemory,
         pod.gpu.kind == GpuRequest::Kind::kWhole ? pod.gpu.whole_gpus : 0, budget, moves, for_workload, pass,
         // The resources the queue rules compare for this workload (ResourceMeter::key_resources).
         context_.gang_gpu_milli(request_.pending) > 0 ? VictimIndex::kHoldsGpu : VictimIndex::kHoldsCpuOrMemory};
@@ -471,37 +400,52 @@ class RoomSearch {
     int candidates_left = kCandidateNodes;
     NodeChoice best;
     NodeChoice choice;
-    NodeIndex next = start;
-    for (size_t step = 0; step < scope.count; ++step) {
-      NodeIndex node = next;
-      if (scope.listed_only) {
-        node = node_list_[step];
-      } else {
-        if (++next == node_count) next = 0;
-        if (scope.of_queues && !has_bit(scope.of_queues, node) && cluster.gpu_free_milli(node) < quest.need) continue;
-      }
-      if (!may_serve(cluster, node, quest)) continue;
-      if (!choose_victims(cluster, node, quest, best, choice)) continue;
+    // For a GPU pod, nodes where no queue that may give has GPUs in victims no costlier than the
+    // best node's can serve only from their free GPUs (may_free).
+    const bool by_gpu_nodes = scope.of_queues != nullptr && quest.need > 0 && quest.live_bounds;
+    merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
+    const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
+    auto visit = [&](NodeIndex node) {  // true: the search is over
+      if (skip_unless && !has_bit(skip_unless, node) && cluster.gpu_free_milli(node) < quest.need) return false;
+      if (!may_serve(cluster, node, quest, best)) return false;
+      if (!choose_victims(cluster, node, quest, best, choice)) return false;
       if (moves) move_together(choice);
       --candidates_left;
-      if (choice.better_than(best)) best = choice;
-      if (candidates_left == 0 || unbeatable(best, quest.need)) break;
+      if (choice.better_than(best)) {
+        best = choice;
+        if (by_gpu_nodes) skip_unless = gpu_nodes_within(victim_ceiling(best));
+      }
+      return candidates_left == 0 || unbeatable(best, quest.need);
+    };
+    if (scope.listed_only) {
+      for (NodeIndex node : node_list_) {
+        if (visit(node)) break;
+      }
+    } else if (skip_unless && quest.need > 0) {
+      // Only nodes of skip_unless or with GPUs free can pass visit's first check: the others are
+      // passed over a word of nodes at a time.
+      const uint64_t* free_gpus = cluster.nodes_with_free_gpus();
+      auto visit_marked = [&](size_t from, size_t to) {
+        for (size_t word = from / 64; word * 64 < to; ++word) {
+          uint64_t bits = skip_unless[word] | free_gpus[word];
+          if (word * 64 < from) bits &= ~uint64_t{0} << (from % 64);
+          if (to < word * 64 + 64) bits &= (uint64_t{1} << (to % 64)) - 1;
+          for (; bits != 0; bits &= bits - 1) {
+            if (visit(static_cast<NodeIndex>(word * 64 + static_cast<size_t>(std::countr_zero(bits))))) return true;
+          }
+        }
+        return false;
+      };
+      if (!visit_marked(static_cast<size_t>(start), static_cast<size_t>(node_count)))
+        visit_marked(0, static_cast<size_t>(start));
+    } else {
+      for (int step = 0; step < node_count; ++step) {
+        if (visit(static_cast<NodeIndex>((start + step) % node_count))) break;
+      }
     }
     if (best.node >= 0) victims_.next_start() = (best.node + 1) % std::max(1, node_count);
     return best;
   }
-
-  // One pod's search for a node: what it needs and under which terms.
-  struct NodeQuest {
-    const PodSpec& pod;
-    int64_t need;    // GPU milli
-    int whole_gpus;  // devices a whole-GPU pod asks for; 0 otherwise
-    int64_t budget;  // GPU milli that may be evicted for good
-    bool moves;      // units the rule may not take may move
-    WorkloadId for_workload;
-    const PlacementPass& pass;
-    uint8_t key_mask;  // VictimIndex::kHoldsGpu or kHoldsCpuOrMemory
-  };
 
   // The nodes a search visits: all of them from `start` round the cluster, skipping those of no
   // queue that may give (`of_queues`) whose free GPUs fall short; or, where those queues hold
@@ -509,7 +453,6 @@ class RoomSearch {
   struct SearchScope {
     const uint64_t* of_queues = nullptr;
     bool listed_only = false;
-    size_t count = 0;
   };
 
   // Which queues may give (accepted_, accepted_flag_, reach_cap_) and so which nodes to visit.
@@ -539,19 +482,21 @@ class RoomSearch {
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway.
     scope.listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
     scope.of_queues = by_queue ? victims_.nodes_of_any(accepted_).data() : nullptr;
+    // No unit larger than the budget can be taken either: the search stops at it.
+    take_cap_.resize(reach_cap_.size());
+    for (QueueIndex queue = 0; queue < take_cap_.size(); ++queue)
+      take_cap_[queue] = std::min(reach_cap_[queue], quest.budget);
+    if (by_queue && quest.live_bounds) victims_.gpus().choose_givers(take_cap_);
     if (scope.listed_only) list_nodes(scope.of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
-    scope.count = scope.listed_only ? node_list_.size() : static_cast<size_t>(node_count);
     return scope;
   }
 
   // The cheap checks, before any victim is looked at: the node holds units, evicting every unit
-  // of the queues that may give could free the GPUs the pod needs, it has the devices, the pod
-  // may run there, and the pod's pass admits its reservation.
-  bool may_serve(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest) {
+  // of the queues that may give (none costlier than `best`) could free the GPUs the pod needs,
+  // it has the devices, the pod may run there, and the pod's pass admits its reservation.
+  bool may_serve(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest, const NodeChoice& best) {
     if (victims_.on_node(node).empty()) return false;
-    if (quest.need > 0 && !(quest.moves ? victims_.gpus_held_on(node) + cluster.gpu_free_milli(node) >= quest.need
-                                        : may_free(cluster, node, quest.need)))
-      return false;
+    if (quest.need > 0 && !may_free(cluster, node, quest, best)) return false;
     if (victims_.gpu_count(node) < quest.whole_gpus) return false;
     if (!fits_statically(cluster, node, quest.pod)) return false;
     return quest.pass.admits(cluster.reservation(node));
@@ -631,9 +576,13 @@ class RoomSearch {
   std::vector<PodId> released_;
   std::vector<WorkloadId> touched_;
   std::vector<NodeIndex> node_list_;
+  std::vector<uint64_t> gpu_nodes_;  // gpu_nodes_within: merged over the first merged_levels_ levels
+  static constexpr size_t kNotMerged = SIZE_MAX;
+  size_t merged_levels_ = kNotMerged;
   std::vector<QueueIndex> accepted_;
   std::vector<char> accepted_flag_;
   std::vector<int64_t> reach_cap_;  // per queue: see may_free
+  std::vector<int64_t> take_cap_;   // per queue: see may_free_now
   static constexpr int8_t kNotChecked = -1;
   bool by_class_ = false;
   std::vector<int8_t> class_fits_;  // per node class, for the pod of this search: 1 fits, 0 not

@@ -1,0 +1,183 @@
+#include "scheduler/victim_index.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace tessera {
+
+namespace {
+
+bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
+  if (a.priority != b.priority) return a.priority < b.priority;
+  if (a.unit.whole() != b.unit.whole()) return !a.unit.whole();          // elastic extras first
+  if (a.started_at != b.started_at) return a.started_at > b.started_at;  // youngest first
+  return a.unit.workload != b.unit.workload ? a.unit.workload > b.unit.workload : a.unit.extra > b.unit.extra;
+}
+
+}  // namespace
+
+VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runtime)
+    : resource_count_(context.meter().resource_count()),
+      nodes_of_queue_(context.tree().size()),
+      gpus_(static_cast<size_t>(context.cluster().node_count()), context.tree().size()) {
+  const auto node_count = static_cast<size_t>(context.cluster().node_count());
+  std::vector<std::vector<QueueGpus>> gpus_by_queue(node_count);
+  std::vector<std::vector<uint32_t>> by_node(node_count);
+  const WorkloadSet& workloads = context.workloads();
+  const ClusterState& cluster = context.cluster();
+  whole_unit_of_.assign(workloads.size(), -1);
+  members_start_.push_back(0);
+  min_priority_ = INT_MAX;
+  for (WorkloadId id : workloads.active()) {
+    const Workload& workload = workloads[id];
+    // Work this cycle just placed is not taken back in the same cycle.
+    if (!workload.spec.preemptible || !workloads.is_running(id, cluster) || workload.started_at >= context.now() ||
+        context.now() - workload.started_at < min_runtime[workload.queue])
+      continue;
+    whole_unit_of_[static_cast<size_t>(id)] =
+        static_cast<int32_t>(add_unit(context, workload, {id, -1}, gpus_by_queue, by_node));
+    for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
+      if (cluster.binding(workload.pods[position]))
+        extras_of_[id].push_back(add_unit(context, workload, {id, workload.pods[position]}, gpus_by_queue, by_node));
+    }
+  }
+  if (units_.empty()) min_priority_ = 0;
+  node_gpus_.reserve(node_count);
+  for (NodeIndex node = 0; node < cluster.node_count(); ++node)
+    node_gpus_.push_back(cluster.node_spec(node).gpu_count());
+  node_units_start_.reserve(node_count + 1);
+  for (auto& list : by_node) {
+    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
+    node_units_start_.push_back(node_units_.size());
+    node_units_.insert(node_units_.end(), list.begin(), list.end());
+  }
+  node_units_start_.push_back(node_units_.size());
+  for (auto& nodes : nodes_of_queue_) {
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  }
+  gpus_by_queue_start_.reserve(node_count + 1);
+  gpus_held_.assign(node_count, 0);
+  for (size_t node = 0; node < node_count; ++node) {
+    const auto& sums = gpus_by_queue[node];
+    gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+    gpus_by_queue_.insert(gpus_by_queue_.end(), sums.begin(), sums.end());
+    for (const QueueGpus& sum : sums) gpus_held_[node] += sum.gpu_milli;
+  }
+  gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+  gpus_.finish();
+}
+
+uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
+                               std::vector<std::vector<QueueGpus>>& gpus_by_queue,
+                               std::vector<std::vector<uint32_t>>& by_node) {
+  const ClusterState& cluster = context.cluster();
+  Unit unit;
+  unit.unit = victim;
+  unit.queue = workload.queue;
+  unit.priority = workload.spec.priority;
+  unit.started_at = workload.started_at;
+  const std::vector<PodId> pods = context.unit_pods(victim);
+  uint8_t holds = 0;
+  for (PodId pod : pods) {
+    const Binding& binding = *cluster.binding(pod);
+    const Resources& request = cluster.pod(pod).request;
+    members_.push_back({pod, binding.node, binding.milli_per_device, static_cast<uint32_t>(devices_.size()),
+                        static_cast<uint32_t>(binding.devices.size()), request});
+    devices_.insert(devices_.end(), binding.devices.begin(), binding.devices.end());
+    unit.gpu_milli += binding.gpu_milli();
+    if (request.cpu_milli > 0 || request.memory_bytes > 0) holds |= kHoldsCpuOrMemory;
+  }
+  if (unit.gpu_milli > 0) holds |= kHoldsGpu;
+  members_start_.push_back(members_.size());
+  const ResourceVector amount = context.unit_amount(victim);
+  for (size_t resource = 0; resource < resource_count_; ++resource) amounts_.push_back(resource_at(amount, resource));
+  const auto index = static_cast<uint32_t>(units_.size());
+  for (PodId pod : pods) {
+    const Binding& binding = *cluster.binding(pod);
+    auto& list = by_node[static_cast<size_t>(binding.node)];
+    if (list.empty() || list.back() != index) list.push_back(index);
+    nodes_of_queue_[workload.queue].push_back(binding.node);
+    auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
+    auto entry =
+        std::find_if(sums.begin(), sums.end(), [&](const QueueGpus& sum) { return sum.queue == workload.queue; });
+    if (entry == sums.end()) entry = sums.insert(sums.end(), QueueGpus{workload.queue, 0, unit.gpu_milli});
+    entry->smallest_unit_milli = std::min(entry->smallest_unit_milli, unit.gpu_milli);
+    // An extra is also in its workload's whole unit: count its GPUs once.
+    if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
+    gpus_.add(binding.node, workload.queue, unit.priority, victim.whole() ? binding.gpu_milli() : 0, unit.gpu_milli);
+  }
+  min_priority_ = std::min(min_priority_, unit.priority);
+  tags_.push_back({victim.workload, static_cast<uint32_t>(workload.queue), holds, 0});
+  units_.push_back(unit);
+  return index;
+}
+
+const std::vector<uint64_t>& VictimIndex::nodes_of_any(const std::vector<QueueIndex>& leaves) {
+  if (union_.bits.empty()) {
+    union_.resize(node_gpus_.size());
+    in_union_.assign(nodes_of_queue_.size(), 0);
+    asked_.assign(nodes_of_queue_.size(), 0);
+  }
+  if (leaves == union_of_) return union_.bits;
+  for (QueueIndex leaf : leaves) asked_[leaf] = 1;
+  for (QueueIndex leaf : union_of_) {
+    if (!asked_[leaf]) count_queue_nodes(leaf, false);
+  }
+  for (QueueIndex leaf : leaves) {
+    if (!in_union_[leaf]) count_queue_nodes(leaf, true);
+    asked_[leaf] = 0;
+  }
+  union_of_ = leaves;
+  return union_.bits;
+}
+
+void VictimIndex::count_queue_nodes(QueueIndex leaf, bool in) {
+  in_union_[leaf] = in ? 1 : 0;
+  for (NodeIndex node : nodes_of_queue_[leaf]) union_.count_node(node, in);
+}
+
+void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
+  for (size_t e = first; e < evictions.size(); ++e) {
+    const Eviction& eviction = evictions[e];
+    if (eviction.workload < 0 || static_cast<size_t>(eviction.workload) >= whole_unit_of_.size()) continue;
+    const int32_t whole = whole_unit_of_[static_cast<size_t>(eviction.workload)];
+    if (whole < 0) continue;  // not in the index, nor its extras
+    auto extras = extras_of_.find(eviction.workload);
+    const std::span<const uint32_t> extra_units =
+        extras == extras_of_.end() ? std::span<const uint32_t>() : std::span<const uint32_t>(extras->second);
+    // What counts in gpus_ before, so that what stops (or starts) counting is taken out (added).
+    const auto whole_index = static_cast<uint32_t>(whole);
+    const bool whole_counted = counted(whole_index);
+    extra_counted_.clear();
+    for (uint32_t index : extra_units) extra_counted_.push_back(counted(index) ? 1 : 0);
+    // The workload's pods changed, so its whole unit is stale; a whole eviction takes its extras.
+    tags_[whole_index].gone = 1;
+    for (uint32_t index : extra_units) {
+      if (eviction.whole_workload ||
+          std::find(eviction.pods.begin(), eviction.pods.end(), units_[index].unit.extra) != eviction.pods.end())
+        tags_[index].gone = 1;
+    }
+    if (whole_counted) count_gpus(whole_index, -1);
+    for (size_t i = 0; i < extra_units.size(); ++i) {
+      const bool now = counted(extra_units[i]);
+      if (now != (extra_counted_[i] != 0)) count_gpus(extra_units[i], now ? 1 : -1);
+    }
+  }
+}
+
+bool VictimIndex::counted(uint32_t index) const {
+  if (gone(index)) return false;
+  const VictimUnit& unit = units_[index].unit;
+  return unit.whole() || gone(static_cast<uint32_t>(whole_unit_of_[static_cast<size_t>(unit.workload)]));
+}
+
+void VictimIndex::count_gpus(uint32_t index, int sign) {
+  const Unit& unit = units_[index];
+  for (const Member& member : members(index)) {
+    const int64_t milli = int64_t{member.milli_per_device} * member.device_count;
+    if (milli != 0) gpus_.change(member.node, unit.queue, unit.priority, sign * milli);
+  }
+}
+
+}  // namespace tessera

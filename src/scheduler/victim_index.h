@@ -1,0 +1,143 @@
+#pragma once
+
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduler/cycle_context.h"
+#include "scheduler/victim_gpus.h"
+
+namespace tessera {
+
+// The running work one action may evict (consolidate, reclaim, preempt: make_room.h), indexed by
+// node and kept for the whole action: built once, with units marked gone as commits evict them.
+// A search visits thousands of nodes and units, so what it reads lies in flat arrays: units
+// without inner vectors, their bound pods (members) and amounts in one array each.
+class VictimIndex {
+ public:
+  struct Unit {
+    VictimUnit unit;
+    QueueIndex queue = 0;
+    int priority = 0;
+    double started_at = 0;
+    int64_t gpu_milli = 0;  // held by the whole unit, on every node
+  };
+  // One bound pod of a unit: where it runs and what it asks of CPU and memory.
+  struct Member {
+    PodId pod = -1;
+    NodeIndex node = -1;
+    int32_t milli_per_device = 0;
+    uint32_t first_device = 0;  // its devices on the node: devices(member)
+    uint32_t device_count = 0;
+    Resources request;
+  };
+
+  // Units of workloads younger than their queue's `min_runtime` (per queue index) are left out:
+  // the action may not take them whatever else holds.
+  VictimIndex(CycleContext& context, std::span<const double> min_runtime);
+
+  // A node's units, in victim order.
+  std::span<const uint32_t> on_node(NodeIndex node) const {
+    const auto index = static_cast<size_t>(node);
+    return {node_units_.data() + node_units_start_[index], node_units_start_[index + 1] - node_units_start_[index]};
+  }
+  // Per node and leaf queue with units there: the GPUs (milli) they hold on the node, and the
+  // GPUs of the smallest of those units (on all its nodes). As indexed: gone units still count,
+  // so these bound from above what eviction can free.
+  struct QueueGpus {
+    QueueIndex queue = 0;
+    int64_t gpu_milli = 0;
+    int64_t smallest_unit_milli = 0;
+  };
+  std::span<const QueueGpus> gpus_by_queue_on(NodeIndex node) const {
+    const auto index = static_cast<size_t>(node);
+    return {gpus_by_queue_.data() + gpus_by_queue_start_[index],
+            gpus_by_queue_start_[index + 1] - gpus_by_queue_start_[index]};
+  }
+  // Their sum over every queue on the node: what evicting all of them could free at most.
+  int64_t gpus_held_on(NodeIndex node) const { return gpus_held_[static_cast<size_t>(node)]; }
+  // The nodes where any of the leaf queues has units, as bits (word node / 64, bit node % 64).
+  // Kept from the last list of queues and changed by the queues that came or went: consecutive
+  // searches ask for much the same.
+  const std::vector<uint64_t>& nodes_of_any(const std::vector<QueueIndex>& leaves);
+  // The nodes where a leaf queue's units run, in node order.
+  const std::vector<NodeIndex>& nodes_of(QueueIndex leaf) const { return nodes_of_queue_[leaf]; }
+  const Unit& unit(uint32_t index) const { return units_[index]; }
+  // The unit's bound pods (all its pods, on every node) and a member's devices.
+  std::span<const Member> members(uint32_t index) const {
+    return {members_.data() + members_start_[index], members_start_[index + 1] - members_start_[index]};
+  }
+  std::span<const int16_t> devices(const Member& member) const {
+    return {devices_.data() + member.first_device, member.device_count};
+  }
+  // What the unit holds of a queue resource (zero past the meter's resources).
+  double amount(uint32_t index, ResourceId resource) const {
+    return resource < resource_count_ ? amounts_[index * resource_count_ + resource] : 0.0;
+  }
+  // Evicted (or changed) by a commit of this action. Kept apart from the units, in one small
+  // tag per unit with its workload, queue and what it holds, so a search can pass over units it
+  // may not take loading one tag.
+  bool gone(uint32_t index) const { return tags_[index].gone != 0; }
+  QueueIndex queue_of(uint32_t index) const { return tags_[index].queue; }
+  WorkloadId workload_of(uint32_t index) const { return tags_[index].workload; }
+  // A node's GPU count, read without loading its spec.
+  int gpu_count(NodeIndex node) const { return node_gpus_[static_cast<size_t>(node)]; }
+  // What a unit holds, as bits: kHoldsGpu, kHoldsCpuOrMemory.
+  static constexpr uint8_t kHoldsGpu = 1, kHoldsCpuOrMemory = 2;
+  uint8_t holds(uint32_t index) const { return tags_[index].holds; }
+  // The lowest priority of any unit: a node whose victims are all of it is as cheap as it gets.
+  int min_priority() const { return min_priority_; }
+  // Marks gone every unit touched by the evictions: the unit itself and, for an extra, its
+  // workload's whole unit (whose pods changed); takes what they held out of gpus().
+  void forget(const std::vector<Eviction>& evictions, size_t first);
+  // The GPUs the units not gone hold, per node, queue and priority.
+  const VictimGpus& gpus() const { return gpus_; }
+  VictimGpus& gpus() { return gpus_; }
+  // Where the next scan starts, so consecutive searches spread over the cluster.
+  NodeIndex& next_start() { return next_start_; }
+
+ private:
+  uint32_t add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
+                    std::vector<std::vector<QueueGpus>>& gpus_by_queue, std::vector<std::vector<uint32_t>>& by_node);
+  // For nodes_of_any: adds the queue's nodes to the union, or takes them out.
+  void count_queue_nodes(QueueIndex leaf, bool in);
+  // Whether the unit's GPUs count in gpus_: a whole unit until it goes; an extra, whose pod its
+  // whole unit counts, only once that has gone while the extra stays.
+  bool counted(uint32_t index) const;
+  // Adds (sign 1) or takes out (-1) the unit's GPUs on each of its nodes.
+  void count_gpus(uint32_t index, int sign);
+
+  std::vector<Unit> units_;
+  struct Tag {
+    WorkloadId workload = -1;
+    uint32_t queue = 0;
+    uint8_t holds = 0;
+    uint8_t gone = 0;
+  };
+  std::vector<Tag> tags_;       // per unit
+  std::vector<int> node_gpus_;  // per node
+  std::vector<Member> members_;
+  std::vector<size_t> members_start_;  // per unit, and one past the last
+  std::vector<int16_t> devices_;
+  std::vector<double> amounts_;  // per unit × resource
+  size_t resource_count_ = 0;
+  std::vector<uint32_t> node_units_;      // node after node, each in victim order
+  std::vector<size_t> node_units_start_;  // per node, and one past the last
+  std::vector<std::vector<NodeIndex>> nodes_of_queue_;
+  // One flat array, node after node (scanned for every node a search visits).
+  std::vector<QueueGpus> gpus_by_queue_;
+  std::vector<size_t> gpus_by_queue_start_;  // per node, and one past the last
+  std::vector<int64_t> gpus_held_;           // per node
+  VictimGpus gpus_;
+  // nodes_of_any: per queue, whether it is in the union; per node, how many of its queues are.
+  std::vector<char> in_union_, asked_;
+  NodeUnion union_;
+  std::vector<QueueIndex> union_of_;
+  std::vector<int32_t> whole_unit_of_;  // per workload: index of its whole unit, or -1
+  std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
+  std::vector<char> extra_counted_;  // forget's, per extra of one workload
+  int min_priority_ = 0;
+  NodeIndex next_start_ = 0;
+};
+
+}  // namespace tessera

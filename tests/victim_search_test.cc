@@ -1,0 +1,227 @@
+// The victim search's pruning (VictimGpus; CycleOptions::prune_victim_search) changes no decision:
+// worlds run with it and without it must bind, evict, move, start and reserve the same, in the
+// same order, and give the same reasons for what still waits.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "scheduler/cycle.h"
+#include "scheduler/victim_gpus.h"
+#include "scheduler_world.h"
+#include "sim/synthetic_cluster.h"
+
+namespace tessera {
+namespace {
+
+using testing::SchedulerWorld;
+using testing::WorkloadShape;
+
+CycleOptions unpruned() {
+  CycleOptions options;
+  options.prune_victim_search = false;
+  return options;
+}
+
+void expect_same_decisions(const CycleResult& pruned, const CycleResult& plain, const QueueTree& tree,
+                           const std::string& where) {
+  ASSERT_EQ(pruned.operations.size(), plain.operations.size()) << where;
+  for (size_t i = 0; i < plain.operations.size(); ++i) {
+    const Operation& a = pruned.operations[i];
+    const Operation& b = plain.operations[i];
+    ASSERT_TRUE(a.kind == b.kind && a.pod == b.pod && a.binding == b.binding) << where << ": operation " << i;
+  }
+  ASSERT_EQ(pruned.evictions.size(), plain.evictions.size()) << where;
+  for (size_t i = 0; i < plain.evictions.size(); ++i) {
+    const Eviction& a = pruned.evictions[i];
+    const Eviction& b = plain.evictions[i];
+    ASSERT_TRUE(a.workload == b.workload && a.pods == b.pods && a.whole_workload == b.whole_workload &&
+                a.moved == b.moved && a.action == b.action && a.beneficiary == b.beneficiary &&
+                a.gpu_milli == b.gpu_milli)
+        << where << ": eviction " << i;
+  }
+  ASSERT_EQ(pruned.started.size(), plain.started.size()) << where;
+  for (size_t i = 0; i < plain.started.size(); ++i) {
+    ASSERT_TRUE(pruned.started[i].workload == plain.started[i].workload &&
+                pruned.started[i].action == plain.started[i].action)
+        << where << ": start " << i;
+  }
+  ASSERT_EQ(pruned.reservations.size(), plain.reservations.size()) << where;
+  for (size_t i = 0; i < plain.reservations.size(); ++i) {
+    ASSERT_TRUE(pruned.reservations[i].workload == plain.reservations[i].workload &&
+                pruned.reservations[i].nodes == plain.reservations[i].nodes)
+        << where << ": reservation " << i;
+  }
+  ASSERT_EQ(pruned.pending.size(), plain.pending.size()) << where;
+  for (size_t i = 0; i < plain.pending.size(); ++i) {
+    ASSERT_EQ(pruned.pending[i].workload, plain.pending[i].workload) << where;
+    ASSERT_EQ(describe(pruned.pending[i].reason, tree), describe(plain.pending[i].reason, tree)) << where;
+  }
+  for (int action = 0; action < kActionCount; ++action) {
+    ASSERT_EQ(pruned.actions[action].started, plain.actions[action].started) << where;
+    ASSERT_EQ(pruned.actions[action].evictions, plain.actions[action].evictions) << where;
+  }
+}
+
+// The benchmark's worlds, small: full clusters, queues far above and below their share,
+// gangs, fractions, elastic workloads, notebooks, three priorities.
+TEST(VictimSearch, PruningDecidesAsThePlainSearchOnSyntheticClusters) {
+  int reclaimed = 0, preempted = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SyntheticSpec spec;
+    spec.nodes = static_cast<int>(20 + 15 * (seed % 5));
+    spec.queues = static_cast<int>(4 + 6 * (seed % 4));
+    spec.pending_pods = spec.nodes * 25;
+    spec.running_pods = spec.nodes * (seed % 3 == 0 ? 7 : 12);  // full, or room left
+    spec.seed = seed;
+    const SyntheticWorld world = make_synthetic_world(spec);
+    Result<LoadedWorld> pruned_world = load_world(world, "tessera");
+    Result<LoadedWorld> plain_world = load_world(world, "tessera");
+    ASSERT_TRUE(pruned_world.ok() && plain_world.ok());
+    Result<CycleResult> pruned = run_cycle(pruned_world->inputs(), CycleOptions{});
+    Result<CycleResult> plain = run_cycle(plain_world->inputs(), unpruned());
+    ASSERT_TRUE(pruned.ok() && plain.ok());
+    expect_same_decisions(*pruned, *plain, *plain_world->queues, fmt::format("seed {}", seed));
+    if (::testing::Test::HasFatalFailure()) return;
+    reclaimed += plain->actions[static_cast<int>(Action::kReclaim)].evictions;
+    preempted += plain->actions[static_cast<int>(Action::kPreempt)].evictions;
+  }
+  // The worlds make the searches work: many victims taken by both actions.
+  EXPECT_GT(reclaimed, 300);
+  EXPECT_GT(preempted, 20);
+}
+
+int draw(std::mt19937_64& random, int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); }
+
+WorkloadShape drawn_shape(std::mt19937_64& random, int gpus_per_node) {
+  WorkloadShape shape;
+  shape.pods = draw(random, 1, 4);
+  const int kind = draw(random, 0, 5);
+  if (kind == 0) {
+    shape.gpus_per_pod = 0;
+    shape.portion_milli = 250 * draw(random, 1, 3);
+  } else if (kind == 1) {
+    shape.gpus_per_pod = 0;  // CPU only
+  } else {
+    shape.gpus_per_pod = std::min(gpus_per_node, 1 << draw(random, 0, 3));
+  }
+  shape.min_member = draw(random, 1, shape.pods);  // elastic extras beyond it
+  shape.priority = 50 * draw(random, 0, 4);
+  shape.preemptible = draw(random, 0, 6) != 0;
+  return shape;
+}
+
+// Two copies of one world through many cycles, one pruned and one not, fed the same arrivals
+// and departures: queues borrow and are reclaimed from, priorities preempt, gangs move.
+TEST(VictimSearch, PruningDecidesAsThePlainSearchThroughRandomCycles) {
+  std::mt19937_64 random(20261126);
+  int evictions = 0;
+  for (int world_index = 0; world_index < 150; ++world_index) {
+    const int gpus_per_node = 1 << draw(random, 1, 3);
+    const int nodes = draw(random, 2, 16);
+    const double capacity = nodes * gpus_per_node;
+    std::vector<QueueSpec> queues;
+    std::vector<std::string> leaves;
+    const int departments = draw(random, 1, 3);
+    for (int d = 0; d < departments; ++d) {
+      const std::string department = fmt::format("d{}", d);
+      queues.push_back(testing::gpu_queue(department, "", std::floor(capacity / departments), draw(random, 1, 3)));
+      const int projects = draw(random, 1, 4);
+      for (int p = 0; p < projects; ++p) {
+        // Uneven deserved quotas: some projects borrow, others are owed.
+        queues.push_back(testing::gpu_queue(fmt::format("{}-p{}", department, p), department,
+                                            std::floor(capacity / departments * draw(random, 0, 6) / 10)));
+        if (draw(random, 0, 3) == 0) queues.back().reclaim_min_runtime_seconds = 10.0 * draw(random, 0, 2);
+        leaves.push_back(queues.back().name);
+      }
+    }
+    SchedulerWorld pruned(testing::uniform_cluster(nodes, gpus_per_node, 32000), queues, "tessera");
+    SchedulerWorld plain(testing::uniform_cluster(nodes, gpus_per_node, 32000), queues, "tessera");
+    double now = 0;
+    for (int cycle = 0; cycle < 6; ++cycle) {
+      const int arrivals = draw(random, 0, 3 * nodes);
+      for (int a = 0; a < arrivals; ++a) {
+        const std::string name = fmt::format("w{}-{}", cycle, a);
+        const std::string& leaf = leaves[static_cast<size_t>(draw(random, 0, static_cast<int>(leaves.size()) - 1))];
+        const WorkloadShape shape = drawn_shape(random, gpus_per_node);
+        pruned.submit(name, leaf, shape, now);
+        plain.submit(name, leaf, shape, now);
+      }
+      for (WorkloadId id : plain.workloads().active()) {
+        if (!plain.running(id) || draw(random, 0, 7) != 0) continue;
+        pruned.workloads().finish(id, pruned.cluster());
+        plain.workloads().finish(id, plain.cluster());
+      }
+      const CycleResult with = pruned.cycle(now);
+      const CycleResult without = plain.cycle(now, unpruned());
+      expect_same_decisions(with, without, plain.tree(), fmt::format("world {} cycle {}", world_index, cycle));
+      if (::testing::Test::HasFatalFailure()) return;
+      evictions += static_cast<int>(without.evictions.size());
+      now += 20;
+    }
+  }
+  EXPECT_GT(evictions, 1000);
+}
+
+// The nodes VictimGpus lists for the chosen givers are exactly those where a chosen queue's
+// units of the level hold GPUs now, as counted from scratch, through random changes.
+TEST(VictimSearch, GpuNodesFollowWhatTheUnitsHold) {
+  std::mt19937_64 random(11);
+  for (int round = 0; round < 200; ++round) {
+    const int nodes = draw(random, 1, 150);
+    const int queues = draw(random, 1, 6);
+    const int priorities = draw(random, 1, 12);  // more than kMaxLevels: levels share priorities
+    struct Held {
+      NodeIndex node;
+      QueueIndex queue;
+      int priority;
+      int64_t milli;
+      int64_t unit_milli;
+    };
+    std::vector<Held> held;
+    VictimGpus gpus(static_cast<size_t>(nodes), static_cast<size_t>(queues));
+    for (int i = draw(random, 0, 300); i > 0; --i) {
+      const int64_t unit_milli = draw(random, 0, 4) * 500;
+      held.push_back({draw(random, 0, nodes - 1), static_cast<QueueIndex>(draw(random, 0, queues - 1)),
+                      10 * draw(random, 0, priorities - 1), unit_milli / draw(random, 1, 2), unit_milli});
+      gpus.add(held.back().node, held.back().queue, held.back().priority, held.back().milli, held.back().unit_milli);
+    }
+    gpus.finish();
+    for (int step = 0; step < 20; ++step) {
+      // Some units go.
+      for (Held& unit : held) {
+        if (unit.milli == 0 || draw(random, 0, 4) != 0) continue;
+        gpus.change(unit.node, unit.queue, unit.priority, -unit.milli);
+        unit.milli = 0;
+      }
+      std::vector<int64_t> cap(static_cast<size_t>(queues));
+      for (int64_t& c : cap) c = draw(random, 0, 3) == 0 ? INT64_MIN : 500 * draw(random, 0, 5);
+      gpus.choose_givers(cap);
+      for (size_t level = 0; level < gpus.level_count(); ++level) {
+        const int floor = gpus.level_floor(level);
+        const int next_floor = level + 1 < gpus.level_count() ? gpus.level_floor(level + 1) : INT_MAX;
+        for (NodeIndex node = 0; node < nodes; ++node) {
+          // Per queue of the level: the smallest unit holding GPUs (as added), what it holds here.
+          std::vector<int64_t> smallest(static_cast<size_t>(queues), INT64_MAX), here(static_cast<size_t>(queues), 0);
+          for (const Held& unit : held) {
+            if (unit.priority < floor || unit.priority >= next_floor) continue;
+            if (unit.unit_milli > 0) smallest[unit.queue] = std::min(smallest[unit.queue], unit.unit_milli);
+            if (unit.node == node) here[unit.queue] += unit.milli;
+          }
+          bool expected = false;
+          for (int q = 0; q < queues; ++q) expected |= here[q] > 0 && cap[q] >= smallest[q];
+          const bool listed = (gpus.nodes_of(level)[node / 64] >> (node % 64) & 1) != 0;
+          ASSERT_EQ(listed, expected) << "round " << round << " step " << step << " level " << level << " node "
+                                      << node;
+        }
+      }
+      int64_t total = 0;
+      for (const Held& unit : held) total += unit.milli;
+      int64_t listed_total = 0;
+      for (NodeIndex node = 0; node < nodes; ++node) listed_total += gpus.held_on(node);
+      ASSERT_EQ(listed_total, total);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera
