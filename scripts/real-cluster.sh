@@ -313,13 +313,25 @@ start() {
   started+=("$name")
 }
 
+# still_running NAME: whether the process just started for NAME is alive. Not live_pid: until the
+# forked shell has exec'd the component its command line is this script's, not the component's,
+# which a busy machine makes last long enough for the first check to see (and stop with a false
+# "exited while starting"). A dead child not yet reaped is a zombie, which counts as gone.
+still_running() {
+  local pid state
+  pid=$(< "$pids/$1.pid")
+  [[ -r /proc/$pid/stat ]] || return 1
+  state=$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)
+  [[ $state != Z ]]
+}
+
 # wait_for NAME DESCRIPTION COMMAND...: until COMMAND succeeds, the process dies, or the time is up.
 wait_for() {
   local name=$1 what=$2
   shift 2
   local deadline=$((SECONDS + ready_timeout))
   until "$@" > /dev/null 2>&1; do
-    if [[ -z $(live_pid "$name") ]]; then
+    if ! still_running "$name"; then
       tail -n 20 "$logs/$name.log" >&2
       die "$name exited while starting; read $logs/$name.log"
     fi

@@ -96,7 +96,10 @@ Status create_pods(kube::ApiClient& client, const ClusterBindBenchOptions& optio
       const json pod = {
           {"apiVersion", "v1"},
           {"kind", "Pod"},
-          {"metadata", {{"name", fmt::format("pod-{}", i)}, {"labels", {{"scheduling.tessera.dev/queue", kQueue}}}}},
+          // Named after the scheduler: a name the previous run used may still have a delete on its
+          // way from the node agent (KWOK deletes by name), which would take the new pod with it.
+          {"metadata",
+           {{"name", fmt::format("{}-{}", scheduler_name, i)}, {"labels", {{"scheduling.tessera.dev/queue", kQueue}}}}},
           {"spec", {{"schedulerName", scheduler_name}, {"containers", json::array({container})}}}};
       auto response = client.post(fmt::format("/api/v1/namespaces/{}/pods", kNamespace), pod);
       if (!response || !response->ok()) {
