@@ -418,12 +418,16 @@ fi
 say "creating $node_count nodes from $nodes_file"
 k apply --server-side --field-manager=real-cluster -f "$dir/nodes.yaml" > "$logs/nodes.log" 2>&1 ||
   { cat "$logs/nodes.log" >&2; die "creating the nodes failed; see $logs/nodes.log"; }
+# Ready, and schedulable: the node lifecycle controller takes the not-ready taint off a few seconds
+# after Ready, one node at a time, and until then a scheduler sees fewer nodes than the cluster has.
 nodes_ready() {
   local ready
   ready=$(k get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c '^True$')
-  [[ $ready -ge $node_count ]]
+  [[ $ready -ge $node_count ]] &&
+    ! k get nodes -o jsonpath='{range .items[*]}{.spec.taints[*].key}{"\n"}{end}' |
+      grep -qE 'node\.kubernetes\.io/(not-ready|unreachable)'
 }
-wait_for kwok "all $node_count nodes Ready" nodes_ready
+wait_for kwok "all $node_count nodes Ready and without the not-ready taint" nodes_ready
 # Pods need their namespace's default service account (the ServiceAccount admission plugin).
 wait_for kube-controller-manager "the default service account" k get serviceaccount default -n default
 
