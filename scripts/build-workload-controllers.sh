@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the controllers of the workloads users submit — JobSet (sigs.k8s.io/jobset) and Kubeflow
-# Trainer v2 (github.com/kubeflow/trainer/v2) — from source through the Go module proxy, at the
-# versions pinned by tools/workload-controllers/*/go.mod and go.sum, and copies their CRDs and JobSet's
-# webhook configuration out of the same modules, for the end-to-end tests on a real control plane.
+# Builds the controllers of the workloads users submit — JobSet (sigs.k8s.io/jobset), Kubeflow
+# Trainer v2 (github.com/kubeflow/trainer/v2) and LeaderWorkerSet (sigs.k8s.io/lws) — from source
+# through the Go module proxy, at the versions pinned by tools/workload-controllers/*/go.mod and
+# go.sum, and copies their CRDs and the JobSet and LeaderWorkerSet webhook configurations out of the
+# same modules, for the end-to-end tests on a real control plane.
 #
 #   scripts/build-workload-controllers.sh            build if needed; the last line of stdout is the dir
 #   scripts/build-workload-controllers.sh --built    print the dir and exit 0 if it is built, else exit 1
@@ -26,6 +27,7 @@ recipe="v1 CGO_ENABLED=0 -trimpath -ldflags=-s -w"
 controllers=(
   "jobset sigs.k8s.io/jobset sigs.k8s.io/jobset jobset-controller"
   "trainer github.com/kubeflow/trainer/v2 github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager trainer-controller-manager"
+  "lws sigs.k8s.io/lws sigs.k8s.io/lws/cmd lws-controller"
 )
 for entry in "${controllers[@]}"; do
   read -r folder _ _ _ <<< "$entry"
@@ -74,6 +76,10 @@ for entry in "${controllers[@]}"; do
       cp "$dir/config/components/webhook/manifests.yaml" "$tmp/webhooks/jobset.yaml"
       ;;
     trainer) cp "$dir/manifests/base/crds/trainer.kubeflow.org_"*.yaml "$tmp/crds/" ;;
+    lws)
+      cp "$dir/config/crd/bases/"*.yaml "$tmp/crds/"
+      cp "$dir/config/webhook/manifests.yaml" "$tmp/webhooks/lws.yaml"
+      ;;
   esac
 done
 chmod -R u+w "$tmp"
