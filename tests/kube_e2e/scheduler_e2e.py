@@ -460,7 +460,7 @@ def examples(cluster):
 
 
 def jobset(cluster):
-    """The real JobSet controller makes the Jobs of deploy/examples/jobset.yaml (a leader and 3
+    """The real JobSet controller makes the Jobs of deploy/examples/operators/jobset.yaml (a leader and 3
     workers, 8 GPUs each) and the Job controller their pods: one gang, bound in one cycle. The same
     JobSet in another namespace does not fit: none of its pods binds and the JobSet carries a
     FailedScheduling event; it starts whole once the first is deleted."""
@@ -469,7 +469,7 @@ def jobset(cluster):
         cluster.namespace(namespace)
     workload_controllers.start(cluster, "jobset")
     cluster.start_scheduler("scheduler")
-    started = kubectl_apply(cluster, "team-a", "jobset.yaml")
+    started = kubectl_apply(cluster, "team-a", "operators/jobset.yaml")
     wait_for("the JobSet's 4 pods bound", lambda: bound_count(jobset_pods(cluster, "team-a", "llama")) == 4, timeout=90)
     print(f"jobset: JobSet of 1 leader + 3 workers x 8 GPUs, kubectl apply to all 4 bound "
           f"{time.monotonic() - started:.2f} s")
@@ -477,7 +477,7 @@ def jobset(cluster):
     group = cluster.get_pod_group("team-a", "jobset-llama")
     assert group["spec"]["minMember"] == 4 and group["spec"]["queue"] == "research-nlp", group["spec"]
 
-    kubectl_apply(cluster, "team-b", "jobset.yaml")
+    kubectl_apply(cluster, "team-b", "operators/jobset.yaml")
     wait_for("the second JobSet's 4 pods made", lambda: len(jobset_pods(cluster, "team-b", "llama")) == 4, timeout=60)
     wait_for("the JobSet that does not fit told why", lambda: any(
         e.reason == "FailedScheduling" and e.message.startswith("Unschedulable: ")
@@ -494,7 +494,7 @@ def jobset(cluster):
 
 
 def trainjob(cluster):
-    """Kubeflow Trainer makes a JobSet of deploy/examples/trainjob.yaml (4 nodes x 8 GPUs), the
+    """Kubeflow Trainer makes a JobSet of deploy/examples/operators/trainjob.yaml (4 nodes x 8 GPUs), the
     JobSet and Job controllers its pods: they bind in one cycle. Its queue holds 2 inference
     replicas too, its whole quota, so the TrainJob runs on borrowed GPUs; another queue's Job within
     its quota reclaims them, and all 4 pods are evicted together. The Job controller makes them
@@ -514,7 +514,7 @@ def trainjob(cluster):
     wait_for("the 2 inference replicas bound", lambda: sum(
         1 for p in cluster.core.list_namespaced_pod("team-a", label_selector="app=embed").items if p.spec.node_name) == 2)
 
-    started = kubectl_apply(cluster, "team-a", "trainjob.yaml")
+    started = kubectl_apply(cluster, "team-a", "operators/trainjob.yaml")
     first = wait_for("the TrainJob's 4 pods bound", lambda: (pods := jobset_pods(cluster, "team-a", "llama-finetune"))
                      and bound_count(pods) == 4 and pods, timeout=90)
     print(f"trainjob: TrainJob of 4 nodes x 8 GPUs, kubectl apply to all 4 bound {time.monotonic() - started:.2f} s")
@@ -548,7 +548,7 @@ def trainjob(cluster):
 
 
 def leaderworkerset(cluster):
-    """The real LeaderWorkerSet controller makes the 2 groups of deploy/examples/leaderworkerset.yaml
+    """The real LeaderWorkerSet controller makes the 2 groups of deploy/examples/operators/leaderworkerset.yaml
     (4 pods x 8 GPUs each: a leader StatefulSet, and a worker StatefulSet per leader): each group is
     a gang. On 6 nodes one group starts whole and the other not at all, though 2 of its pods would
     fit, and the LeaderWorkerSet says why."""
@@ -567,7 +567,7 @@ def leaderworkerset(cluster):
     def bound_in_group(pods):
         return sum(1 for p in pods if p.spec.node_name)
 
-    started = kubectl_apply(cluster, "team-a", "leaderworkerset.yaml")
+    started = kubectl_apply(cluster, "team-a", "operators/leaderworkerset.yaml")
     wait_for("a group's 4 pods bound", lambda: any(bound_in_group(p) == 4 for p in groups().values()), timeout=90)
     print(f"leaderworkerset: a group of 4 pods x 8 GPUs, kubectl apply to all 4 bound {time.monotonic() - started:.2f} s")
     wait_for("both groups' 8 pods made", lambda: sum(len(p) for p in groups().values()) == 8, timeout=60)
