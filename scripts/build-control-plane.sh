@@ -20,25 +20,16 @@ cache=$root/build/control-plane
 # Bump when the way the binaries are built changes, so old cache entries are not reused.
 recipe="v1 CGO_ENABLED=0 -trimpath -ldflags=-s -w +k8s version stamp"
 
-die() {
-  echo "build-control-plane: error: $*" >&2
-  exit 1
-}
-
-GO=${GO:-}
-if [[ -z $GO ]]; then
-  if command -v go > /dev/null; then GO=$(command -v go); elif [[ -x /usr/local/go/bin/go ]]; then GO=/usr/local/go/bin/go; else
-    die "no go command (put Go on PATH or set GO=/path/to/go)"
-  fi
-fi
+name=build-control-plane
+# shellcheck source=scripts/go-cache-lib.sh
+source "$root/scripts/go-cache-lib.sh"
+find_go
 
 modules=(kubernetes etcd kwok)
 for m in "${modules[@]}"; do
   [[ -f $src/$m/go.mod && -f $src/$m/go.sum ]] || die "missing $src/$m/go.mod or go.sum"
 done
 
-{ read -r go_version && read -r go_os && read -r go_arch; } < <("$GO" env GOVERSION GOOS GOARCH) ||
-  die "$GO env failed"
 key=$({
   echo "$recipe"
   echo "$go_version $go_os/$go_arch"
@@ -65,20 +56,7 @@ complete() {
   for b in "${binaries[@]}"; do [[ -x $bin/$b ]] || return 1; done
 }
 
-if complete; then
-  echo "$bin"
-  exit 0
-fi
-[[ ${1:-} != --built ]] || exit 1
-
-mkdir -p "$out/logs"
-# One build per cache entry at a time.
-exec 9> "$out/.lock"
-flock 9
-if complete; then
-  echo "$bin"
-  exit 0
-fi
+take_cache_entry "$out" "$bin" "${1:-}"
 
 # The version the kubernetes module pins, for the version stamp `kubectl version` and /version show.
 k8s_version=$(cd "$src/kubernetes" && GOFLAGS=-mod=readonly "$GO" list -m -f '{{.Version}}' k8s.io/kubernetes) ||

@@ -46,6 +46,16 @@ build_seconds=$((SECONDS - build_started))
 # 1200: a machine that slow would need hours), or where it does not finish within
 # TESSERA_CONTROL_PLANE_BUDGET seconds (default 1800; a later run goes on from the Go cache).
 control_plane_note() { echo "Control plane not built: $*; the tests against it will be skipped"; }
+# build_within SCRIPT BUDGET LABEL NOTE: runs a build script of scripts/ for at most BUDGET seconds;
+# prints LABEL and where it built, or has the function NOTE say why it did not.
+build_within() {
+  local script=$1 budget=$2 label=$3 note=$4 result
+  if result=$(timeout "$budget" bash "$script" | tail -n 1) && bash "$script" --built > /dev/null; then
+    echo "$label: $result"
+  else
+    "$note" "$script failed or ran past $budget s"
+  fi
+}
 if [[ ${TESSERA_CONTROL_PLANE:-1} == 0 ]]; then
   control_plane_note "TESSERA_CONTROL_PLANE=0"
 elif ! command -v go > /dev/null && [[ ! -x /usr/local/go/bin/go ]]; then
@@ -54,9 +64,23 @@ elif bin=$(bash scripts/build-control-plane.sh --built); then
   echo "Control plane: $bin"
 elif ((build_seconds > ${TESSERA_SLOW_BUILD_SECONDS:-1200})); then
   control_plane_note "the C++ build took ${build_seconds} s, so this machine would need hours"
-elif bin=$(timeout "${TESSERA_CONTROL_PLANE_BUDGET:-1800}" bash scripts/build-control-plane.sh | tail -n 1) &&
-     bash scripts/build-control-plane.sh --built > /dev/null; then
-  echo "Control plane: $bin"
 else
-  control_plane_note "scripts/build-control-plane.sh failed or ran past ${TESSERA_CONTROL_PLANE_BUDGET:-1800} s"
+  build_within scripts/build-control-plane.sh "${TESSERA_CONTROL_PLANE_BUDGET:-1800}" "Control plane" control_plane_note
+fi
+
+# The controllers of the workloads users submit, JobSet, Kubeflow Trainer and LeaderWorkerSet, with
+# their CRDs (scripts/build-workload-controllers.sh), for the scenarios on the real control
+# plane: minutes from an empty Go cache, seconds once built. Left out, and those scenarios say they
+# are skipped, where the control plane is not built, with TESSERA_WORKLOAD_CONTROLLERS=0, or where the
+# build does not finish within TESSERA_WORKLOAD_CONTROLLERS_BUDGET seconds (default 1200).
+controllers_note() {
+  echo "Workload controllers not built: $*; the jobset, trainjob and leaderworkerset scenarios will be skipped"
+}
+if [[ ${TESSERA_WORKLOAD_CONTROLLERS:-1} == 0 ]]; then
+  controllers_note "TESSERA_WORKLOAD_CONTROLLERS=0"
+elif ! bash scripts/build-control-plane.sh --built > /dev/null 2>&1; then
+  controllers_note "the control plane they run on is not built"
+else
+  build_within scripts/build-workload-controllers.sh "${TESSERA_WORKLOAD_CONTROLLERS_BUDGET:-1200}" \
+    "Workload controllers" controllers_note
 fi

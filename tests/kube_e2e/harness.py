@@ -125,6 +125,13 @@ class Cluster:
         self.schedulers[name] = (process, metrics_port)
         return process
 
+    def start_process(self, name, command, env=None):
+        """Runs another program against the cluster (a controller) until close(), logging to NAME.log."""
+        with open(os.path.join(self.dir, f"{name}.log"), "a") as log:
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        self.schedulers[name] = (process, None)
+        return process
+
     def kubectl(self, *args):
         """Runs the control plane's own kubectl (real clusters) as admin; returns the completed process."""
         assert self.kind == "real", "kubectl() needs a real cluster"

@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (SKIP, Cluster, condition, edited_kubeconfig, gpu_nodes, k8s, real_control_plane_missing,  # noqa: E402
                      wait_for)
 from cli_e2e import cli  # noqa: E402
+import workload_controllers  # noqa: E402
 
 
 def node_gpu_use(cluster, namespaces):
@@ -410,6 +411,176 @@ def inference(cluster):
     assert len(running("embed-")) == 3, "an inference replica was preempted"
     assert not running("train-"), "the training Job kept running"
     assert scheduler.poll() is None, "the scheduler exited"
+
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "examples")
+
+
+def kubectl_apply(cluster, namespace, example):
+    """`kubectl apply -n NAMESPACE -f deploy/examples/EXAMPLE`, as a user submits it; its start time."""
+    started = time.monotonic()
+    applied = cluster.kubectl("apply", "-n", namespace, "-f", os.path.join(EXAMPLES, example))
+    assert applied.returncode == 0, applied.stderr
+    return started
+
+
+def jobset_pods(cluster, namespace, jobset):
+    """The pods of a JobSet (its controller labels them), by uid."""
+    pods = cluster.core.list_namespaced_pod(namespace, label_selector=f"jobset.sigs.k8s.io/jobset-name={jobset}")
+    return {p.metadata.uid: p for p in pods.items}
+
+
+def bound_count(pods):
+    return sum(1 for p in pods.values() if p.spec.node_name and not p.metadata.deletion_timestamp)
+
+
+def assert_cycles_binding(cluster, count, cycles):
+    """That `cycles` cycles of the scheduler have bound exactly `count` pods each, no more (its log
+    line follows the bindings the test saw)."""
+    def seen():
+        return cluster.scheduler_log("scheduler").count(f"cycle: {count} pods bound")
+    wait_for(f"{cycles} cycles binding {count} pods each", lambda: seen() >= cycles, timeout=10)
+    assert seen() == cycles, cluster.scheduler_log("scheduler")
+
+
+def examples(cluster):
+    """deploy/examples/training-job.yaml (an indexed Job of 4 pods x 8 GPUs, with its namespace) and
+    inference-deployment.yaml (3 replicas of 1 GPU) applied with kubectl as written, to the real
+    Job and Deployment controllers: the Job's 4 pods bind in one cycle, the 3 replicas bind."""
+    cluster.queue("research-nlp", 40)
+    cluster.start_scheduler("scheduler")
+    started = kubectl_apply(cluster, "team-a", "training-job.yaml")
+    wait_for("the Job's 4 pods bound", lambda: sum(1 for p in cluster.core.list_namespaced_pod(
+        "team-a", label_selector="batch.kubernetes.io/job-name=bert-finetune").items if p.spec.node_name) == 4,
+        timeout=90)
+    print(f"examples: Job of 4 pods x 8 GPUs, kubectl apply to all 4 bound {time.monotonic() - started:.2f} s")
+    assert_cycles_binding(cluster, 4, 1)
+    started = kubectl_apply(cluster, "team-a", "inference-deployment.yaml")
+    wait_for("the 3 replicas bound", lambda: sum(1 for p in cluster.core.list_namespaced_pod(
+        "team-a", label_selector="app=embed").items if p.spec.node_name) == 3, timeout=90)
+    print(f"examples: Deployment of 3 replicas x 1 GPU, kubectl apply to all 3 bound {time.monotonic() - started:.2f} s")
+
+
+def jobset(cluster):
+    """The real JobSet controller makes the Jobs of deploy/examples/operators/jobset.yaml (a leader and 3
+    workers, 8 GPUs each) and the Job controller their pods: one gang, bound in one cycle. The same
+    JobSet in another namespace does not fit: none of its pods binds and the JobSet carries a
+    FailedScheduling event; it starts whole once the first is deleted."""
+    cluster.queue("research-nlp", 32)
+    for namespace in ("team-a", "team-b"):
+        cluster.namespace(namespace)
+    workload_controllers.start(cluster, "jobset")
+    cluster.start_scheduler("scheduler")
+    started = kubectl_apply(cluster, "team-a", "operators/jobset.yaml")
+    wait_for("the JobSet's 4 pods bound", lambda: bound_count(jobset_pods(cluster, "team-a", "llama")) == 4, timeout=90)
+    print(f"jobset: JobSet of 1 leader + 3 workers x 8 GPUs, kubectl apply to all 4 bound "
+          f"{time.monotonic() - started:.2f} s")
+    assert_cycles_binding(cluster, 4, 1)
+    group = cluster.get_pod_group("team-a", "jobset-llama")
+    assert group["spec"]["minMember"] == 4 and group["spec"]["queue"] == "research-nlp", group["spec"]
+
+    kubectl_apply(cluster, "team-b", "operators/jobset.yaml")
+    wait_for("the second JobSet's 4 pods made", lambda: len(jobset_pods(cluster, "team-b", "llama")) == 4, timeout=60)
+    wait_for("the JobSet that does not fit told why", lambda: any(
+        e.reason == "FailedScheduling" and e.message.startswith("Unschedulable: ")
+        for e in cluster.events("team-b") if (e.involved_object.kind, e.involved_object.name) == ("JobSet", "llama")),
+        timeout=60)
+    time.sleep(2)  # cycles more: a partial gang would have bound by now
+    assert bound_count(jobset_pods(cluster, "team-b", "llama")) == 0, "a pod of a JobSet that does not fit bound"
+
+    deleted = cluster.kubectl("delete", "-n", "team-a", "jobset", "llama", "--wait=false")
+    assert deleted.returncode == 0, deleted.stderr
+    wait_for("the second JobSet's 4 pods bound once there is room",
+             lambda: bound_count(jobset_pods(cluster, "team-b", "llama")) == 4, timeout=90)
+    assert_cycles_binding(cluster, 4, 2)
+
+
+def trainjob(cluster):
+    """Kubeflow Trainer makes a JobSet of deploy/examples/operators/trainjob.yaml (4 nodes x 8 GPUs), the
+    JobSet and Job controllers its pods: they bind in one cycle. Its queue holds 2 inference
+    replicas too, its whole quota, so the TrainJob runs on borrowed GPUs; another queue's Job within
+    its quota reclaims them, and all 4 pods are evicted together. The Job controller makes them
+    again; they start again together once the reclaiming Job is done."""
+    cluster.queue("research-nlp", 16)
+    cluster.queue("product-search", 32)
+    for namespace in ("team-a", "team-b"):
+        cluster.namespace(namespace)
+    workload_controllers.start(cluster, "jobset", "trainer")
+    cluster.start_scheduler("scheduler")
+    container = {"name": "server", "image": "busybox", "resources": {"limits": {"nvidia.com/gpu": "8"}}}
+    k8s.AppsV1Api(cluster.api).create_namespaced_deployment("team-a", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "embed"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "embed"}},
+                 "template": {"metadata": {"labels": {"app": "embed", "scheduling.tessera.dev/queue": "research-nlp"}},
+                              "spec": {"schedulerName": "tessera", "containers": [container]}}}})
+    wait_for("the 2 inference replicas bound", lambda: sum(
+        1 for p in cluster.core.list_namespaced_pod("team-a", label_selector="app=embed").items if p.spec.node_name) == 2)
+
+    started = kubectl_apply(cluster, "team-a", "operators/trainjob.yaml")
+    first = wait_for("the TrainJob's 4 pods bound", lambda: (pods := jobset_pods(cluster, "team-a", "llama-finetune"))
+                     and bound_count(pods) == 4 and pods, timeout=90)
+    print(f"trainjob: TrainJob of 4 nodes x 8 GPUs, kubectl apply to all 4 bound {time.monotonic() - started:.2f} s")
+    assert_cycles_binding(cluster, 4, 1)
+    group = cluster.get_pod_group("team-a", "trainjob-llama-finetune")
+    assert group["spec"]["minMember"] == 4, group["spec"]
+    assert [r["kind"] for r in group["metadata"]["ownerReferences"]] == ["TrainJob"], group["metadata"]
+
+    # product-search takes its quota back for 8 s: a Job of 4 pods x 8 GPUs.
+    reclaimer = job_manifest("search", 4, 8, queue="product-search")
+    reclaimer["spec"]["template"]["metadata"]["annotations"] = {"scheduling.tessera.dev/duration": "8"}
+    k8s.BatchV1Api(cluster.api).create_namespaced_job("team-b", reclaimer)
+    wait_for("the reclaiming Job bound", lambda: sum(1 for p in cluster.core.list_namespaced_pod(
+        "team-b", label_selector="batch.kubernetes.io/job-name=search").items if p.spec.node_name) == 4, timeout=60)
+    reclaimed = {e.involved_object.uid for e in cluster.events("team-a") if e.reason == "Reclaimed"}
+    assert reclaimed == set(first), f"evicted {len(reclaimed & set(first))} of the TrainJob's 4 pods: {reclaimed}"
+    restarted = time.monotonic()
+
+    def second():
+        return {u: p for u, p in jobset_pods(cluster, "team-a", "llama-finetune").items() if u not in first}
+    wait_for("the TrainJob's 4 pods made again", lambda: len(second()) == 4, timeout=60)
+    wait_for("the TrainJob's 4 new pods bound once the reclaiming Job is done", lambda: bound_count(second()) == 4,
+             timeout=90)
+    print(f"trainjob: reclaimed whole, made again and started again whole {time.monotonic() - restarted:.2f} s after "
+          "the reclaim (the reclaiming Job runs 8 s)")
+    assert_cycles_binding(cluster, 4, 3)  # the search Job's cycle between
+    # The JobSet made its Jobs again (its failurePolicy), once: a restart its maxRestarts does not count.
+    status = cluster.custom.get_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", "team-a", "jobsets",
+                                                         "llama-finetune")["status"]
+    assert status.get("restarts") == 1 and not status.get("restartsCountTowardsMax"), status
+
+
+def leaderworkerset(cluster):
+    """The real LeaderWorkerSet controller makes the 2 groups of deploy/examples/operators/leaderworkerset.yaml
+    (4 pods x 8 GPUs each: a leader StatefulSet, and a worker StatefulSet per leader): each group is
+    a gang. On 6 nodes one group starts whole and the other not at all, though 2 of its pods would
+    fit, and the LeaderWorkerSet says why."""
+    cluster.queue("research-nlp", 48)
+    cluster.namespace("team-a")
+    workload_controllers.start(cluster, "lws")
+    cluster.start_scheduler("scheduler")
+
+    def groups():
+        found = {}
+        for pod in cluster.core.list_namespaced_pod(
+                "team-a", label_selector="leaderworkerset.sigs.k8s.io/name=vllm").items:
+            found.setdefault(pod.metadata.labels.get("leaderworkerset.sigs.k8s.io/group-index"), []).append(pod)
+        return found
+
+    def bound_in_group(pods):
+        return sum(1 for p in pods if p.spec.node_name)
+
+    started = kubectl_apply(cluster, "team-a", "operators/leaderworkerset.yaml")
+    wait_for("a group's 4 pods bound", lambda: any(bound_in_group(p) == 4 for p in groups().values()), timeout=90)
+    print(f"leaderworkerset: a group of 4 pods x 8 GPUs, kubectl apply to all 4 bound {time.monotonic() - started:.2f} s")
+    wait_for("both groups' 8 pods made", lambda: sum(len(p) for p in groups().values()) == 8, timeout=60)
+    wait_for("the LeaderWorkerSet told why a group waits", lambda: any(
+        m.startswith("Unschedulable: ") for m in owner_events(cluster, "team-a", "LeaderWorkerSet", "vllm")), timeout=60)
+    time.sleep(2)  # cycles more: a partial gang would have bound by now
+    assert sorted(bound_in_group(p) for p in groups().values()) == [0, 4], {
+        g: [(p.metadata.name, p.spec.node_name) for p in pods] for g, pods in groups().items()}
+    for index in ("0", "1"):
+        group = cluster.get_pod_group("team-a", f"leaderworkerset-vllm-{index}")
+        assert group["spec"]["minMember"] == 4, group["spec"]
 
 
 def _create_ignoring_missing_kind(create):
@@ -907,6 +1078,13 @@ SCENARIOS = {
     "cli": (cli, gpu_nodes(3), [], []),
     # The dev cluster lets every authenticated client do anything; RBAC needs the real authorizer.
     "rbac": (rbac, gpu_nodes(3), None, []),
+    # deploy/examples applied with kubectl (the real Job and Deployment controllers).
+    "examples": (examples, gpu_nodes(5), None, []),
+    # The real JobSet, Kubeflow Trainer and LeaderWorkerSet controllers
+    # (scripts/build-workload-controllers.sh).
+    "jobset": (jobset, gpu_nodes(4), None, []),
+    "trainjob": (trainjob, gpu_nodes(6), None, []),
+    "leaderworkerset": (leaderworkerset, gpu_nodes(6), None, []),
     "faults": (faults, gpu_nodes(8), ["--fault-seed", "7", "--fault-idle-close", "2", "--fault-drop", "0.05",
                                       "--fault-errors", "0.05", "--fault-user-agent", "tessera"], None),
 }
@@ -931,6 +1109,9 @@ def main():
         return SKIP
     if kind == "real" and real_control_plane_missing():
         print(f"SKIP: {real_control_plane_missing()}", file=sys.stderr)
+        return SKIP
+    if test in (jobset, trainjob, leaderworkerset) and workload_controllers.missing():
+        print(f"SKIP: {workload_controllers.missing()}", file=sys.stderr)
         return SKIP
     cluster = Cluster(nodes, *(real_flags if kind == "real" else dev_flags), kind=kind)
     try:
