@@ -26,6 +26,8 @@
 
 namespace tessera {
 
+// An instance serves the node specs of one cluster for its lifetime — its caches key on their
+// addresses — as every caller makes one per replay or per scheduling cycle.
 class TesseraPolicy final : public PlacementPolicy {
  public:
   explicit TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)) {}
