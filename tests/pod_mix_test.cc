@@ -29,7 +29,8 @@ TEST(PodMix, ReadsItsKeysAndNamesTheOneItCannotRead) {
            {"gpu-spec=1.5", "gpu-spec=1.5: expected a share between 0 and 1"},
            {"multigpu=0.1", "unknown key 'multigpu'"},
            {"seed", "'seed': expected key=value"},
-           {"pods=0", "pods=0: expected a whole number of at least 1"}}) {
+           {"pods=0", "pods=0: expected a whole number of at least 1"},
+           {"pods=2000000", "pods=2000000: expected at most 1000000"}}) {
     auto bad = parse_pod_mix(text);
     ASSERT_FALSE(bad.ok()) << text;
     EXPECT_NE(bad.error().message.find(expected), std::string::npos) << bad.error().message;

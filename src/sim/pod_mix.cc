@@ -48,8 +48,10 @@ Status set_option(PodMixSpec& spec, std::string_view key, std::string_view value
     if (!seed) return seed.error();
     spec.seed = *seed;
   } else if (key == "pods") {
+    constexpr int kMostPods = 1'000'000;  // a list of more would only fill memory
     auto pods = read_count<int>(key, value, 1);
     if (!pods) return pods.error();
+    if (*pods > kMostPods) return Error{fmt::format("mix: pods={}: expected at most {}", value, kMostPods)};
     spec.pods = *pods;
   } else if (key == "base") {
     if (value.empty()) return Error{"mix: base=: expected a pod list (builtin:NAME or a CSV file)"};
