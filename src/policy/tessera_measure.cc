@@ -2,23 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <limits>
 
 #include "policy/device_choice.h"
 #include "policy/usable_capacity.h"
 
 namespace tessera {
-
-namespace {
-
-int64_t pods_by_resources(const Resources& free, int64_t cpu_milli, int64_t memory_bytes) {
-  int64_t pods = std::numeric_limits<int64_t>::max();
-  if (cpu_milli > 0) pods = std::min(pods, free.cpu_milli / cpu_milli);
-  if (memory_bytes > 0) pods = std::min(pods, free.memory_bytes / memory_bytes);
-  return std::max<int64_t>(pods, 0);
-}
-
-}  // namespace
 
 double stranded_behind_resources(const NodeState& state, const WorkloadMix& mix) {
   const auto free_total = static_cast<double>(state.gpu_free_total());
@@ -60,7 +48,7 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
   if (!uniform_devices_) return;
   for (const PodType& type : mix_.types()) {
     CompactType compact{
-        .cpu_milli = type.request.cpu_milli, .memory_bytes = type.request.memory_bytes, .popularity = type.popularity};
+        .request = type.request, .popularity = type.popularity};
     if (type.gpu.kind == GpuRequest::Kind::kWhole) {
       compact.whole_gpus = type.gpu.whole_gpus;
       compact.need = kMilliPerGpu;
@@ -132,7 +120,7 @@ double TesseraMeasure::unusable_capacity(const Summary& summary) const {
   const int idle = summary.idle;
   double expected = 0;
   for (const CompactType& type : types_) {
-    if (type.cpu_milli > free.cpu_milli || type.memory_bytes > free.memory_bytes) {
+    if (!type.request.fits_in(free)) {
       expected += type.popularity * 2 * all_free;  // R and S: every free GPU is lost to it
       continue;
     }
@@ -144,9 +132,9 @@ double TesseraMeasure::unusable_capacity(const Summary& summary) const {
     // At most `cap` pods of the type by their GPUs; fewer where CPU or memory runs out first
     // (checked by multiplying, as dividing for every type would cost more than the rest).
     auto pods_up_to = [&](int64_t cap) {
-      return type.cpu_milli * cap <= free.cpu_milli && type.memory_bytes * cap <= free.memory_bytes
+      return type.request.cpu_milli * cap <= free.cpu_milli && type.request.memory_bytes * cap <= free.memory_bytes
                  ? cap
-                 : std::min(cap, pods_by_resources(free, type.cpu_milli, type.memory_bytes));
+                 : std::min(cap, pods_that_fit(free, type.request));
     };
     int64_t usable = 0;  // what pods of the type alone could fill (S = free - usable)
     if (type.whole_gpus > 0) {

@@ -43,8 +43,7 @@ class TesseraMeasure {
 
  private:
   struct CompactType {
-    int64_t cpu_milli = 0;
-    int64_t memory_bytes = 0;
+    Resources request;
     bool cpu_only = false;
     int whole_gpus = 0;       // > 0: whole devices; 0: a portion
     int need = 0;             // milli of one device a pod takes

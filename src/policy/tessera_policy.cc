@@ -22,10 +22,6 @@ const TesseraMeasure& TesseraPolicy::measure_for(const NodeSpec& node) const {
   return *known->second;
 }
 
-double TesseraPolicy::unusable_capacity(const NodeSpec& node, const NodeState& state) const {
-  return measure_for(node).unusable_capacity(node, state);
-}
-
 size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   uint64_t hash = reinterpret_cast<uintptr_t>(key.node);
   auto mix = [&hash](uint64_t value) { hash = (hash ^ value) * 0x100000001b3ULL + (hash >> 29); };
@@ -35,8 +31,7 @@ size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   return static_cast<size_t>(hash);
 }
 
-double TesseraPolicy::unusable_before(const NodeSpec& node, const NodeState& state) {
-  const TesseraMeasure& measure = measure_for(node);
+double TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state) {
   StateKey key;
   if (!measure.uniform_devices() || state.gpu_used_milli.size() > key.used_ascending.size())
     return measure.unusable_capacity(node, state);
@@ -67,13 +62,14 @@ double quantised(double score) { return std::round(score / kGrowthQuantumMilli) 
 }  // namespace
 
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
-  const double before = unusable_before(node.spec, node.state);
+  const TesseraMeasure& measure = measure_for(node.spec);
+  const double before = unusable_before(measure, node.spec, node.state);
   if (!pod.gpu.is_fractional()) {
-    return {quantised(before - measure_for(node.spec).unusable_capacity_after(node.spec, node.state, pod, -1)), -1};
+    return {quantised(before - measure.unusable_capacity_after(node.spec, node.state, pod, -1)), -1};
   }
   PlacementChoice best{0, -1};
   for (int device : fraction_candidates(node.spec, node.state, pod)) {
-    const double growth = measure_for(node.spec).unusable_capacity_after(node.spec, node.state, pod, device) - before;
+    const double growth = measure.unusable_capacity_after(node.spec, node.state, pod, device) - before;
     if (best.device < 0 || -growth > best.score) best = {-growth, device};
   }
   best.score = quantised(best.score);

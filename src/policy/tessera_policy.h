@@ -34,14 +34,11 @@ class TesseraPolicy final : public PlacementPolicy {
   std::string_view name() const override { return "tessera"; }
   PlacementChoice score(const NodeView& node, const PodSpec& pod) override;
 
-  // T_n(M) for a node in a given state.
-  double unusable_capacity(const NodeSpec& node, const NodeState& state) const;
-
  private:
   const TesseraMeasure& measure_for(const NodeSpec& node) const;
   // T of a state before the placement: the same state is asked about for every pod shape that
   // comes to it, so it is remembered (by the state, its devices in any order: T ignores order).
-  double unusable_before(const NodeSpec& node, const NodeState& state);
+  double unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
 
   struct StateKey {
     const NodeSpec* node = nullptr;

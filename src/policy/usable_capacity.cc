@@ -5,22 +5,18 @@
 
 namespace tessera {
 
-namespace {
-
-int64_t pods_by_resources(const NodeState& state, const PodType& type) {
+int64_t pods_that_fit(const Resources& free, const Resources& request) {
   int64_t pods = std::numeric_limits<int64_t>::max();
-  if (type.request.cpu_milli > 0) pods = std::min(pods, state.free.cpu_milli / type.request.cpu_milli);
-  if (type.request.memory_bytes > 0) pods = std::min(pods, state.free.memory_bytes / type.request.memory_bytes);
+  if (request.cpu_milli > 0) pods = std::min(pods, free.cpu_milli / request.cpu_milli);
+  if (request.memory_bytes > 0) pods = std::min(pods, free.memory_bytes / request.memory_bytes);
   return std::max<int64_t>(pods, 0);
 }
-
-}  // namespace
 
 double stranded_capacity(const NodeSpec& node, const NodeState& state, const PodType& type) {
   const int64_t free_total = state.gpu_free_total();
   if (free_total == 0) return 0;
   if (!type.gpu.wants_gpu()) return type.request.fits_in(state.free) ? 0 : static_cast<double>(free_total);
-  int64_t pods = pods_by_resources(state, type);
+  int64_t pods = pods_that_fit(state.free, type.request);
   int64_t usable = 0;
   if (type.gpu.kind == GpuRequest::Kind::kWhole) {
     int64_t idle = 0;

@@ -21,6 +21,9 @@
 
 namespace tessera {
 
+// How many more pods asking `request` the free CPU and memory hold (no limit where it asks for none).
+int64_t pods_that_fit(const Resources& free, const Resources& request);
+
 double stranded_capacity(const NodeSpec& node, const NodeState& state, const PodType& type);
 double expected_stranded_capacity(const NodeSpec& node, const NodeState& state, const WorkloadMix& mix);
 
