@@ -20,6 +20,10 @@ inline constexpr std::string_view kGpuFractionAnnotation = "scheduling.tessera.d
 // An amount of one GPU's memory, a quantity ("20Gi"), with an optional burst limit.
 inline constexpr std::string_view kGpuMemoryAnnotation = "scheduling.tessera.dev/gpu-memory";
 inline constexpr std::string_view kGpuMemoryLimitAnnotation = "scheduling.tessera.dev/gpu-memory-limit";
+// What the node does when pods on one device burst past its memory together: "wait" (default: the
+// allocation waits until memory frees), "priority" (processes of lower-priority or idle pods end),
+// "swap" (allocations move to host memory and back).
+inline constexpr std::string_view kGpuMemoryResolverAnnotation = "scheduling.tessera.dev/gpu-memory-resolver";
 // "train" (default: preemptible) or "interactive" (default: not preemptible).
 inline constexpr std::string_view kWorkloadTypeAnnotation = "scheduling.tessera.dev/workload-type";
 // "true" or "false": overrides the workload type's default.
@@ -36,6 +40,10 @@ inline constexpr std::string_view kGpuPortionAnnotation = "scheduling.tessera.de
 // The same as environment lines, ready for a downward-API volume:
 // "NVIDIA_VISIBLE_DEVICES=3\nTESSERA_GPU_PORTION=0.5\nTESSERA_GPU_MEMORY_LIMIT=21474836480\n".
 inline constexpr std::string_view kGpuEnvAnnotation = "scheduling.tessera.dev/gpu-env";
+// For a pod with GPU memory: its request and limit in bytes on the device it was bound to, as the
+// node agent reads them (with the resolver above and the pod's spec.priority) to fill its ledger.
+inline constexpr std::string_view kGpuMemoryRequestBytesAnnotation = "scheduling.tessera.dev/gpu-memory-request-bytes";
+inline constexpr std::string_view kGpuMemoryLimitBytesAnnotation = "scheduling.tessera.dev/gpu-memory-limit-bytes";
 
 // Namespace label naming the queue of pods that name none.
 inline constexpr std::string_view kNamespaceQueueLabel = "scheduling.tessera.dev/queue";
