@@ -23,6 +23,9 @@ BELOW = {
     "adapter": {"core", "wire", "policy", "engine", "scheduler", "kube"},
     "apiserver": {"core", "wire"},
     "cli": {"core", "wire", "policy", "engine", "scheduler", "sim", "kube", "adapter", "apiserver"},
+    # The node side of GPU memory: the ledger, resolvers and interposer need libc only; the node
+    # agent reads pods through the API client and the annotations the adapter defines.
+    "gpumem": {"core", "wire", "kube", "adapter"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.MULTILINE)
 SOURCE_SUFFIXES = (".h", ".cc", ".in")

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Runs the GPU memory interposer against a real NVIDIA driver and prints a summary: per-call
+# overhead (direct against interposed), limit enforcement, cuMemGetInfo, every allocation function,
+# no overshoot under N concurrent processes, how soon a waiting allocation is granted after a free,
+# the priority resolver, and the reclaim of a process that died holding memory.
+#
+# Self-contained: builds the interposer and the test programs with plain g++ (libc, libdl and
+# pthreads only; no CMake, no project libraries), or takes them prebuilt from
+# $TESSERA_GPUMEM_PREBUILT (a folder with libtessera-gpumem.so, gpumem_workload and
+# tessera-gpumem-ledger). Every step runs under a hard time limit; the whole script stays under
+# 4 minutes. Results go to stdout and $TESSERA_GPUMEM_RESULTS/summary.txt (default: $OUT if set,
+# else build/gpumem-real-gpu).
+#
+#   bash scripts/gpumem-real-gpu.sh
+# Environment: TESSERA_GPUMEM_PROCESSES (concurrency check, default 32),
+#   TESSERA_GPUMEM_FAKE_DRIVER_DIR (a folder whose libcuda.so.1 is loaded instead of the real one:
+#   a dry run of this script on a machine without a GPU, against tests/gpumem's fake driver).
+set -uo pipefail
+
+script_started=$(date +%s)
+repo=$(cd "$(dirname "$0")/.." && pwd)
+results=${TESSERA_GPUMEM_RESULTS:-${OUT:-$repo/build/gpumem-real-gpu}}
+mkdir -p "$results"
+work=$(mktemp -d /tmp/tessera-gpumem.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+summary="$results/summary.txt"
+: >"$summary"
+processes=${TESSERA_GPUMEM_PROCESSES:-32}
+GiB=$((1024 * 1024 * 1024))
+MiB=$((1024 * 1024))
+
+say() { echo "$*" | tee -a "$summary"; }
+value() { sed -n "s/^$2=//p" "$1" | head -n1; }  # value FILE KEY
+verdict() {  # verdict NAME CONDITION-RESULT DETAIL
+  if [ "$2" = 0 ]; then say "PASS  $1: $3"; else say "FAIL  $1: $3"; failures=$((failures + 1)); fi
+}
+failures=0
+
+# --- the driver -----------------------------------------------------------------------------------
+if [ -n "${TESSERA_GPUMEM_FAKE_DRIVER_DIR:-}" ]; then
+  export LD_LIBRARY_PATH="$TESSERA_GPUMEM_FAKE_DRIVER_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export TESSERA_FAKE_CUDA_STATE="$work/fake-device"
+  driver="$TESSERA_GPUMEM_FAKE_DRIVER_DIR/libcuda.so.1 (fake: a dry run)"
+else
+  driver=$( (ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}'); true)
+  if [ -z "$driver" ]; then
+    for candidate in /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/local/nvidia/lib64/libcuda.so.1 \
+      /usr/lib/aarch64-linux-gnu/libcuda.so.1 /usr/local/cuda/compat/libcuda.so.1; do
+      if [ -e "$candidate" ]; then driver=$candidate; break; fi
+    done
+    [ -n "$driver" ] && export LD_LIBRARY_PATH="$(dirname "$driver")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+  if [ -z "$driver" ]; then
+    say "FAIL  no libcuda.so.1 found (ldconfig -p, /usr/lib*/, /usr/local/nvidia/lib64): is the NVIDIA driver installed?"
+    exit 1
+  fi
+fi
+say "driver: $driver"
+command -v nvidia-smi >/dev/null && say "gpu: $(timeout 10 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -n1)"
+
+# --- build ----------------------------------------------------------------------------------------
+bin=${TESSERA_GPUMEM_PREBUILT:-$work/bin}
+if [ -z "${TESSERA_GPUMEM_PREBUILT:-}" ]; then
+  mkdir -p "$bin"
+  flags=(-std=c++20 -O2 -Wall -Wextra -I"$repo/src" -I"$repo/tests/gpumem")
+  core=("$repo"/src/gpumem/{ledger,charge_rules,futex,allocation_gate,pod_settings}.cc)
+  build_started=$(date +%s)
+  if ! timeout 120 g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden "${core[@]}" \
+        "$repo"/src/gpumem/interposer/*.cc -o "$bin/libtessera-gpumem.so" -ldl -lpthread 2>"$work/build.log" ||
+     ! timeout 60 g++ "${flags[@]}" "$repo/tests/gpumem/gpumem_workload.cc" -o "$bin/gpumem_workload" -ldl 2>>"$work/build.log" ||
+     ! timeout 60 g++ "${flags[@]}" "$repo"/src/gpumem/{ledger,charge_rules,futex,ledger_report,ledger_main}.cc \
+        -o "$bin/tessera-gpumem-ledger" -lpthread 2>>"$work/build.log"; then
+    say "FAIL  build (g++ $(g++ -dumpversion 2>/dev/null)):"
+    tail -n 30 "$work/build.log" | tee -a "$summary"
+    exit 1
+  fi
+  say "built in $(($(date +%s) - build_started)) s with g++ $(g++ -dumpversion)"
+fi
+interposer="$bin/libtessera-gpumem.so"
+workload="$bin/gpumem_workload"
+ledger_tool="$bin/tessera-gpumem-ledger"
+
+# run STEP SECONDS [VAR=VALUE...] -- ARGS: the workload, interposed, with a fresh ledger per step.
+run() {
+  local step=$1 seconds=$2
+  shift 2
+  local environment=()
+  while [ "$1" != "--" ]; do environment+=("$1"); shift; done
+  shift
+  env TESSERA_GPUMEM_LEDGER="$work/$step.ledger" LD_PRELOAD="$interposer" "${environment[@]}" \
+    timeout -k 5 "$seconds" "$workload" "$@" >"$work/$step.out" 2>"$work/$step.err"
+  local status=$?
+  [ $status = 124 ] || [ $status = 137 ] && say "      ($step ran past its $seconds s limit)"
+  return $status
+}
+direct() {
+  local step=$1 seconds=$2
+  shift 2
+  timeout -k 5 "$seconds" "$workload" "$@" >"$work/$step.out" 2>"$work/$step.err"
+}
+
+# --- 1. overhead: cuMemAlloc + cuMemFree, direct against interposed, both lookup paths --------------
+for path in dlsym proc; do
+  option=()
+  [ $path = proc ] && option=(--proc)
+  direct "direct-$path" 40 "${option[@]}" overhead 20000 $MiB
+  run "interposed-$path" 40 TESSERA_POD_UID=overhead TESSERA_GPU_MEMORY_LIMIT=$((4 * GiB)) -- "${option[@]}" overhead 20000 $MiB
+  d=$(value "$work/direct-$path.out" overhead_ns_median)
+  i=$(value "$work/interposed-$path.out" overhead_ns_median)
+  if [ -n "$d" ] && [ -n "$i" ]; then
+    say "      overhead ($path): cuMemAlloc+cuMemFree of 1 MiB, median of 20000 pairs: direct $d ns, interposed $i ns, added $((i - d)) ns"
+  else
+    verdict "overhead ($path)" 1 "no figure: $(tail -n 3 "$work/direct-$path.err" "$work/interposed-$path.err" | tr '\n' ' ')"
+  fi
+done
+
+# --- 2. the limit: allocations past it refused with CUDA_ERROR_OUT_OF_MEMORY; cuMemGetInfo shows it
+run limit 40 TESSERA_POD_UID=limit TESSERA_GPU_MEMORY_LIMIT=$GiB -- limit $((64 * MiB))
+granted=$(value "$work/limit.out" granted_bytes)
+refusal=$(value "$work/limit.out" refusal)
+total=$(value "$work/limit.out" reported_total)
+free_full=$(value "$work/limit.out" reported_free_full)
+[ "${granted:-0}" -eq $GiB ] && [ "$refusal" = 2 ]
+verdict "limit" $? "limit 1 GiB, 64 MiB at a time: granted ${granted:-?} bytes, then CUDA error ${refusal:-?} (2 = out of memory)"
+[ "$total" = $GiB ] && [ "$free_full" = 0 ]
+verdict "cuMemGetInfo" $? "total ${total:-?} (the limit), free ${free_full:-?} when full"
+
+# --- 3. every allocation function: granted within the limit, refused past it, freed --------------
+run variants 40 TESSERA_POD_UID=variants TESSERA_GPU_MEMORY_LIMIT=$GiB -- --proc variants $((600 * MiB))
+while IFS= read -r line; do
+  name=${line%%=*}
+  result=${line#*=}
+  if [ "$result" = unavailable ]; then say "      ${name#variant_}: not exported by this driver"; continue; fi
+  [ "$result" = "granted:0,second:2,freed:0" ]
+  verdict "${name#variant_}" $? "600 MiB granted, 600 MiB more refused past the 1 GiB limit, freed ($result)"
+done < <(grep '^variant_' "$work/variants.out")
+[ -s "$work/variants.out" ] || verdict variants 1 "no output: $(tail -n 3 "$work/variants.err" | tr '\n' ' ')"
+
+# --- 4. concurrency: N pods bursting at once on a device the ledger says holds 2 GiB ---------------
+capacity=$((2 * GiB))
+run burst 90 TESSERA_GPU_DEVICE_MEMORY=$capacity TESSERA_GPU_MEMORY_LIMIT=$((512 * MiB)) TESSERA_GPUMEM_WAIT_TIMEOUT_MS=200 \
+  -- burst "$processes" 10 $((128 * MiB)) 1
+status=$?
+timeout 20 "$ledger_tool" "$work/burst.ledger" >"$work/burst.ledger.txt" 2>&1
+peak=$(sed -n 's/^device=0 .*peak_used=\([0-9]*\).*/\1/p' "$work/burst.ledger.txt")
+used_after=$(sed -n 's/^device=0 .*capacity=[0-9]* used=\([0-9]*\).*/\1/p' "$work/burst.ledger.txt")
+[ $status = 0 ] && [ -n "$peak" ] && [ "$peak" -le $capacity ] && [ "$used_after" = 0 ]
+verdict "concurrency" $? "$processes processes: $(value "$work/burst.out" burst_grants) grants, $(value "$work/burst.out" burst_refusals) refused after waiting, $(value "$work/burst.out" burst_corrupt) corrupted, $(value "$work/burst.out" burst_errors) driver errors; ledger peak ${peak:-?} of $capacity bytes (overshoot $(( ${peak:-0} > capacity ? ${peak:-0} - capacity : 0 ))), ${used_after:-?} left charged"
+
+# --- 5. wait and retry: how soon a waiting allocation is granted after the free that makes room ----
+run wait 60 TESSERA_GPU_DEVICE_MEMORY=$((3 * GiB / 2)) TESSERA_GPU_MEMORY_LIMIT=$GiB TESSERA_GPUMEM_WAIT_TIMEOUT_MS=10000 \
+  -- wait-latency 30 $GiB
+status=$?
+[ $status = 0 ] && [ "$(value "$work/wait.out" wait_granted)" = 30 ]
+verdict "wait" $? "30 rounds of 1 GiB on a 1.5 GiB device: $(value "$work/wait.out" wait_granted) granted after the free, $(value "$work/wait.out" wait_granted_before_free) before it, $(value "$work/wait.out" wait_refused) refused; latency median $(value "$work/wait.out" wait_latency_us_median) us, p90 $(value "$work/wait.out" wait_latency_us_p90) us"
+
+# --- 6. priority: a higher-priority pod's allocation ends the lower-priority pod's process ---------
+ledger="$work/priority.ledger"
+common=(TESSERA_GPUMEM_LEDGER="$ledger" LD_PRELOAD="$interposer" TESSERA_GPU_DEVICE_MEMORY=$((3 * GiB / 2))
+  TESSERA_GPU_MEMORY_LIMIT=$GiB TESSERA_GPU_MEMORY_RESOLVER=priority TESSERA_GPUMEM_WAIT_TIMEOUT_MS=20000)
+mkfifo "$work/low.in"
+env "${common[@]}" TESSERA_POD_UID=low TESSERA_POD_PRIORITY=10 timeout -k 5 60 "$workload" hold $GiB \
+  <"$work/low.in" >"$work/low.out" 2>"$work/low.err" &
+low=$!
+exec 7>"$work/low.in"
+for _ in $(seq 1 200); do grep -q '^held=' "$work/low.out" 2>/dev/null && break; sleep 0.1; done
+env "${common[@]}" TESSERA_POD_UID=high TESSERA_POD_PRIORITY=100 timeout -k 5 40 "$workload" alloc $GiB \
+  >"$work/high.out" 2>"$work/high.err"
+wait $low
+low_status=$?
+exec 7>&-
+[ "$(value "$work/low.out" held)" = 1 ] && [ "$(value "$work/high.out" result)" = 0 ] && [ $low_status = 137 ]
+verdict "priority" $? "low-priority pod held 1 GiB; high-priority pod's 1 GiB: CUDA result $(value "$work/high.out" result) after $(value "$work/high.out" elapsed_ms) ms; low pod's process ended with status $low_status (137 = killed)"
+
+# --- 7. a process that dies holding memory: its charge is reclaimed --------------------------------
+run death 30 TESSERA_POD_UID=crash TESSERA_GPU_MEMORY_LIMIT=$GiB -- hold $((256 * MiB)) die
+timeout 20 "$ledger_tool" "$work/death.ledger" >"$work/death.ledger.txt" 2>&1
+reclaimed=$(value "$work/death.ledger.txt" reclaimed)
+[ "$reclaimed" = $((256 * MiB)) ]
+verdict "reclaim" $? "a process ended holding 256 MiB; the ledger reclaimed ${reclaimed:-?} bytes"
+
+say "total $(($(date +%s) - script_started)) s; $failures failed"
+say "logs: $results (summary.txt); step outputs were in $work"
+cp "$work"/*.out "$work"/*.err "$work"/*.txt "$results/" 2>/dev/null
+[ $failures = 0 ]

@@ -1,0 +1,38 @@
+#include "gpumem/allocation_gate.h"
+
+#include <algorithm>
+
+namespace tessera::gpumem {
+
+GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const GateOptions& options) {
+  const std::int64_t start = monotonic_ns();
+  bool waited = false;
+  bool evicted = false;
+  for (;;) {
+    const std::int64_t now = monotonic_ns();
+    const ChargeOutcome outcome = ledger.charge(entry, bytes, now);
+    if (outcome.stale_entry) return GateResult::kStaleEntry;
+    switch (outcome.decision.verdict) {
+      case ChargeVerdict::kGrant: return GateResult::kGranted;
+      case ChargeVerdict::kOverLimit: return GateResult::kOverLimit;
+      case ChargeVerdict::kCollision: break;
+    }
+    const std::int64_t left = start + options.wait_timeout_ns - now;
+    if (left <= 0) {
+      ledger.count_wait(entry, true);
+      return GateResult::kTimedOut;
+    }
+    if (!waited) {
+      ledger.count_wait(entry, false);
+      waited = true;
+    }
+    const Resolver resolver = ledger.layout().entries[entry.slot].resolver;
+    if (resolver == Resolver::kPriority && !evicted) {
+      evicted = !ledger.evict_for(entry, outcome.decision.shortfall, now).empty();
+    }
+    ledger.wait_for_release(entry.device, outcome.release_seq, std::min(left, options.poll_ns));
+    ledger.reclaim_dead_processes();
+  }
+}
+
+}  // namespace tessera::gpumem

@@ -1,0 +1,238 @@
+// The CUDA driver functions libtessera-gpumem.so exports in place of libcuda.so.1's, and the two
+// ways a program reaches them without linking to them: cuGetProcAddress (CUDA 12 runtimes fetch
+// every entry point through it) and dlsym on libcuda's handle (older runtimes and frameworks that
+// load the driver themselves). docs/gpu-memory.md §Interception lists what each path covers.
+#include <dlfcn.h>
+
+#include <cstring>
+
+#include "gpumem/cuda_driver_api.h"
+#include "gpumem/interposer/interposer.h"
+
+#define TESSERA_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace tessera::gpumem {
+namespace {
+
+Interposer& self() { return Interposer::instance(); }
+
+// Charges, calls the driver, and undoes the charge if the driver refused.
+template <typename Function, typename... Arguments>
+CUresult charged_allocation(int ordinal, std::uint64_t bytes, CUdeviceptr* pointer, Function function,
+                            Arguments... arguments) {
+  if (function == nullptr) return CUDA_ERROR_NOT_FOUND;
+  if (pointer == nullptr || bytes == 0) return function(pointer, arguments...);  // the driver names the bad argument
+  Charge charge;
+  if (self().charge(ordinal, bytes, &charge) != CUDA_SUCCESS) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUresult result = function(pointer, arguments...);
+  if (result != CUDA_SUCCESS) {
+    self().uncharge(charge, bytes);
+    return result;
+  }
+  self().remember(*pointer, bytes, charge, false);
+  return result;
+}
+
+template <typename Function, typename... Arguments>
+CUresult charged_free(std::uint64_t key, bool vmm_handle, Function function, Arguments... arguments) {
+  if (function == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const std::optional<Allocation> allocation = self().take(key, vmm_handle);
+  const CUresult result = function(arguments...);
+  self().settle_free(allocation, key, vmm_handle, result);
+  return result;
+}
+
+constexpr std::size_t kPitchAlignment = 512;  // the widest pitch alignment devices use
+
+}  // namespace
+}  // namespace tessera::gpumem
+
+using namespace tessera::gpumem;
+
+TESSERA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, std::size_t bytes) {
+  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc, bytes);
+}
+
+TESSERA_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, unsigned int flags) {
+  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_managed, bytes, flags);
+}
+
+TESSERA_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
+  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async, bytes, stream);
+}
+
+TESSERA_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
+  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async_ptsz, bytes, stream);
+}
+
+TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
+                                                CUstream stream) {
+  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_from_pool_async, bytes,
+                            pool, stream);
+}
+
+TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
+                                                     CUstream stream) {
+  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_from_pool_async_ptsz,
+                            bytes, pool, stream);
+}
+
+TESSERA_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, std::size_t* pitch, std::size_t width_bytes,
+                                           std::size_t height, unsigned int element_size_bytes) {
+  const auto real = self().driver().mem_alloc_pitch;
+  if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
+  if (dptr == nullptr || pitch == nullptr || width_bytes == 0 || height == 0) {
+    return real(dptr, pitch, width_bytes, height, element_size_bytes);
+  }
+  // The driver picks the pitch: charge the widest it could pick, then settle on what it picked.
+  const std::uint64_t estimate = (width_bytes + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment * height;
+  Charge charge;
+  if (self().charge(self().current_ordinal(), estimate, &charge) != CUDA_SUCCESS) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUresult result = real(dptr, pitch, width_bytes, height, element_size_bytes);
+  if (result != CUDA_SUCCESS) {
+    self().uncharge(charge, estimate);
+    return result;
+  }
+  const std::uint64_t actual = static_cast<std::uint64_t>(*pitch) * height;
+  if (self().recharge(charge, estimate, actual) != CUDA_SUCCESS) {
+    self().driver().mem_free(*dptr);
+    self().uncharge(charge, estimate);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  self().remember(*dptr, actual, charge, false);
+  return result;
+}
+
+TESSERA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  return charged_free(dptr, false, self().driver().mem_free, dptr);
+}
+
+TESSERA_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
+  return charged_free(dptr, false, self().driver().mem_free_async, dptr, stream);
+}
+
+TESSERA_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
+  return charged_free(dptr, false, self().driver().mem_free_async_ptsz, dptr, stream);
+}
+
+// Physical memory of the virtual memory management API: charged when created, whatever is mapped.
+TESSERA_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, std::size_t bytes,
+                                    const CUmemAllocationProp* prop, unsigned long long flags) {
+  const auto real = self().driver().mem_create;
+  if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
+  if (handle == nullptr || prop == nullptr || bytes == 0 || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+    return real(handle, bytes, prop, flags);
+  }
+  Charge charge;
+  if (self().charge(prop->location.id, bytes, &charge) != CUDA_SUCCESS) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUresult result = real(handle, bytes, prop, flags);
+  if (result != CUDA_SUCCESS) {
+    self().uncharge(charge, bytes);
+    return result;
+  }
+  self().remember(*handle, bytes, charge, true);
+  return result;
+}
+
+TESSERA_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  return charged_free(handle, true, self().driver().mem_release, handle);
+}
+
+TESSERA_EXPORT CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total) {
+  const auto real = self().driver().mem_get_info;
+  if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const CUresult result = real(free, total);
+  if (result == CUDA_SUCCESS && free != nullptr && total != nullptr) {
+    self().pod_memory_view(self().current_ordinal(), free, total);
+  }
+  return result;
+}
+
+TESSERA_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags);
+TESSERA_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+                                            CUdriverProcAddressQueryResult* status);
+
+namespace tessera::gpumem {
+namespace {
+
+// The wrapper a driver lookup of `symbol` must return instead of the driver's own, or null.
+// cuGetProcAddress names functions without their version suffix and picks the version from the
+// caller's CUDA version (the _v2 memory functions since 3.2, cuGetProcAddress_v2 since 12.0) and
+// the per-thread default stream flag (the _ptsz variants); dlsym names them exactly.
+void* wrapper_for(const char* symbol, int cuda_version, cuuint64_t flags, bool exact_name) {
+  struct Hook {
+    const char* base;
+    void* wrapper;
+    void* per_thread_wrapper;  // the _ptsz variant, when there is one
+    int since_version;         // cuGetProcAddress returns this version from this CUDA version on
+    const char* exact;         // the exported name of `wrapper`
+  };
+  static const Hook hooks[] = {
+      {"cuMemAlloc", reinterpret_cast<void*>(&cuMemAlloc_v2), nullptr, 3020, "cuMemAlloc_v2"},
+      {"cuMemAllocPitch", reinterpret_cast<void*>(&cuMemAllocPitch_v2), nullptr, 3020, "cuMemAllocPitch_v2"},
+      {"cuMemAllocManaged", reinterpret_cast<void*>(&cuMemAllocManaged), nullptr, 0, "cuMemAllocManaged"},
+      {"cuMemAllocAsync", reinterpret_cast<void*>(&cuMemAllocAsync), reinterpret_cast<void*>(&cuMemAllocAsync_ptsz),
+       0, "cuMemAllocAsync"},
+      {"cuMemAllocFromPoolAsync", reinterpret_cast<void*>(&cuMemAllocFromPoolAsync),
+       reinterpret_cast<void*>(&cuMemAllocFromPoolAsync_ptsz), 0, "cuMemAllocFromPoolAsync"},
+      {"cuMemFree", reinterpret_cast<void*>(&cuMemFree_v2), nullptr, 3020, "cuMemFree_v2"},
+      {"cuMemFreeAsync", reinterpret_cast<void*>(&cuMemFreeAsync), reinterpret_cast<void*>(&cuMemFreeAsync_ptsz), 0,
+       "cuMemFreeAsync"},
+      {"cuMemGetInfo", reinterpret_cast<void*>(&cuMemGetInfo_v2), nullptr, 3020, "cuMemGetInfo_v2"},
+      {"cuMemCreate", reinterpret_cast<void*>(&cuMemCreate), nullptr, 0, "cuMemCreate"},
+      {"cuMemRelease", reinterpret_cast<void*>(&cuMemRelease), nullptr, 0, "cuMemRelease"},
+      {"cuGetProcAddress", reinterpret_cast<void*>(&cuGetProcAddress_v2), nullptr, 12000, "cuGetProcAddress_v2"},
+      {"cuGetProcAddress", reinterpret_cast<void*>(&cuGetProcAddress), nullptr, 0, "cuGetProcAddress"},
+      {"cuMemAllocAsync_ptsz", reinterpret_cast<void*>(&cuMemAllocAsync_ptsz), nullptr, 0, "cuMemAllocAsync_ptsz"},
+      {"cuMemAllocFromPoolAsync_ptsz", reinterpret_cast<void*>(&cuMemAllocFromPoolAsync_ptsz), nullptr, 0,
+       "cuMemAllocFromPoolAsync_ptsz"},
+      {"cuMemFreeAsync_ptsz", reinterpret_cast<void*>(&cuMemFreeAsync_ptsz), nullptr, 0, "cuMemFreeAsync_ptsz"},
+  };
+  constexpr cuuint64_t kPerThreadDefaultStream = 2;  // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+  for (const Hook& hook : hooks) {
+    if (exact_name) {
+      if (std::strcmp(symbol, hook.exact) == 0) return hook.wrapper;
+      continue;
+    }
+    if (std::strcmp(symbol, hook.base) != 0 || cuda_version < hook.since_version) continue;
+    if ((flags & kPerThreadDefaultStream) != 0 && hook.per_thread_wrapper != nullptr) return hook.per_thread_wrapper;
+    return hook.wrapper;
+  }
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace tessera::gpumem
+
+TESSERA_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags) {
+  const auto real = self().driver().get_proc_address;
+  if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const CUresult result = real(symbol, pfn, cuda_version, flags);
+  if (result == CUDA_SUCCESS && symbol != nullptr && pfn != nullptr && *pfn != nullptr) {
+    if (void* wrapper = wrapper_for(symbol, cuda_version, flags, false)) *pfn = wrapper;
+  }
+  return result;
+}
+
+TESSERA_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+                                            CUdriverProcAddressQueryResult* status) {
+  const auto real = self().driver().get_proc_address_v2;
+  if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const CUresult result = real(symbol, pfn, cuda_version, flags, status);
+  if (result == CUDA_SUCCESS && symbol != nullptr && pfn != nullptr && *pfn != nullptr) {
+    if (void* wrapper = wrapper_for(symbol, cuda_version, flags, false)) *pfn = wrapper;
+  }
+  return result;
+}
+
+// A lookup of a wrapped driver function by its exported name gets the wrapper when the library
+// asked of has the function; every other lookup goes to libc's dlsym as a tail call, so that
+// RTLD_NEXT still resolves relative to the real caller.
+TESSERA_EXPORT void* dlsym(void* handle, const char* symbol) {
+  if (symbol[0] == 'c' && symbol[1] == 'u') {
+    if (void* wrapper = wrapper_for(symbol, 0, 0, true)) {
+      if (real_dlsym()(handle, symbol) != nullptr) return wrapper;
+    }
+  }
+  return real_dlsym()(handle, symbol);
+}

@@ -1,0 +1,177 @@
+#include "gpumem/interposer/interposer.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "gpumem/futex.h"
+
+namespace tessera::gpumem {
+
+Interposer& Interposer::instance() {
+  // Never destroyed: CUDA calls from other libraries' destructors may come after ours would run.
+  static Interposer* const interposer = new Interposer();
+  return *interposer;
+}
+
+Interposer::Interposer() : driver_(load_real_driver()), settings_(read_pod_settings(std::getenv)) {
+  for (const std::string& problem : settings_.problems) std::fprintf(stderr, "tessera-gpumem: %s\n", problem.c_str());
+  gate_.wait_timeout_ns = settings_.wait_timeout_ns;
+  if (settings_.uid.empty() && settings_.limit) settings_.uid = "process-" + std::to_string(getpid());
+  if (!driver_.loaded || settings_.uid.empty()) return;  // nothing to govern: every call passes through
+  std::string error;
+  ledger_ = Ledger::open(settings_.ledger_path, &error);
+  if (!ledger_) {
+    std::fprintf(stderr, "tessera-gpumem: %s; GPU memory of this process is not governed\n", error.c_str());
+    return;
+  }
+  pthread_atfork(nullptr, nullptr, [] { Interposer::instance().after_fork_in_child(); });
+}
+
+int Interposer::current_ordinal() const {
+  CUdevice device = -1;
+  if (driver_.ctx_get_device == nullptr || driver_.ctx_get_device(&device) != CUDA_SUCCESS) return -1;
+  return device;
+}
+
+EntryHandle Interposer::entry_for(int ordinal) {
+  const int device = node_device(settings_, ordinal);
+  if (!ledger_ || device < 0 || device >= kMaxDevices) return {};
+  if (entry_known_[device].load(std::memory_order_acquire)) return entries_[device];
+  std::lock_guard lock(setup_mutex_);
+  if (entry_known_[device].load(std::memory_order_relaxed)) return entries_[device];
+  std::size_t total = 0;
+  if (settings_.device_memory > 0) {
+    ledger_->set_capacity(device, settings_.device_memory, false);
+  } else if (driver_.device_total_mem != nullptr && driver_.device_total_mem(&total, ordinal) == CUDA_SUCCESS) {
+    ledger_->set_capacity(device, total, false);
+  }
+  EntryHandle entry = ledger_->find_entry(settings_.uid, device);
+  if (!entry.valid() && settings_.limit) {
+    EntrySpec spec;
+    spec.uid = settings_.uid;
+    spec.name = settings_.name;
+    spec.device = device;
+    spec.priority = settings_.priority;
+    spec.resolver = settings_.resolver;
+    spec.request = settings_.request;
+    spec.limit = *settings_.limit;
+    entry = ledger_->put_entry(spec);
+    if (!entry.valid()) std::fprintf(stderr, "tessera-gpumem: the ledger's entry table is full; device %d is not governed\n", device);
+  }
+  entries_[device] = entry;
+  entry_known_[device].store(true, std::memory_order_release);
+  return entry;
+}
+
+bool Interposer::register_process() {
+  if (registered_.load(std::memory_order_acquire)) return true;
+  std::lock_guard lock(setup_mutex_);
+  if (registered_.load(std::memory_order_relaxed)) return true;
+  if (ledger_->register_process(settings_.uid, getpid()) < 0) {
+    std::fprintf(stderr, "tessera-gpumem: the ledger's process table is full\n");
+    return false;
+  }
+  start_end_watcher(ledger_->end_request_word());
+  registered_.store(true, std::memory_order_release);
+  return true;
+}
+
+void Interposer::start_end_watcher(std::atomic<std::uint32_t>* word) {
+  // A higher-priority pod's allocation asks this process to end (the priority resolver). It ends
+  // itself: the asking process may live in another PID namespace and could not signal it.
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attributes, 64 * 1024);
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);  // the watcher takes none of the program's signals
+  pthread_t thread;
+  pthread_create(
+      &thread, &attributes,
+      [](void* argument) -> void* {
+        auto* end_requested = static_cast<std::atomic<std::uint32_t>*>(argument);
+        for (;;) {
+          if (end_requested->load() != 0) {
+            std::fprintf(stderr, "tessera-gpumem: ending: a pod of higher priority needs this GPU's memory\n");
+            kill(getpid(), SIGKILL);
+          }
+          futex_wait(*end_requested, 0, std::int64_t{1000000000});
+        }
+        return nullptr;
+      },
+      word);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  pthread_attr_destroy(&attributes);
+}
+
+void Interposer::after_fork_in_child() {
+  // The child is a new process: it registers (and gets its own watcher) on its first allocation.
+  if (ledger_) ledger_->forget_process_after_fork();
+  registered_.store(false);
+}
+
+CUresult Interposer::charge(int ordinal, std::uint64_t bytes, Charge* charge) {
+  *charge = {};
+  EntryHandle entry = entry_for(ordinal);
+  if (!entry.valid() || !register_process()) return CUDA_SUCCESS;
+  GateResult result = acquire(*ledger_, entry, bytes, gate_);
+  if (result == GateResult::kStaleEntry) {
+    entry_known_[entry.device].store(false);
+    entry = entry_for(ordinal);
+    if (!entry.valid()) return CUDA_SUCCESS;
+    result = acquire(*ledger_, entry, bytes, gate_);
+  }
+  if (result != GateResult::kGranted) return CUDA_ERROR_OUT_OF_MEMORY;
+  charge->entry = entry;
+  return CUDA_SUCCESS;
+}
+
+void Interposer::uncharge(const Charge& charge, std::uint64_t bytes) {
+  if (charge.managed()) ledger_->release(charge.entry, bytes, monotonic_ns());
+}
+
+CUresult Interposer::recharge(const Charge& charge, std::uint64_t charged, std::uint64_t actual) {
+  if (!charge.managed() || actual == charged) return CUDA_SUCCESS;
+  if (actual < charged) {
+    uncharge(charge, charged - actual);
+    return CUDA_SUCCESS;
+  }
+  return acquire(*ledger_, charge.entry, actual - charged, gate_) == GateResult::kGranted ? CUDA_SUCCESS
+                                                                                          : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+void Interposer::remember(std::uint64_t key, std::uint64_t bytes, const Charge& charge, bool vmm_handle) {
+  if (charge.managed()) (vmm_handle ? vmm_handles_ : allocations_).insert(key, {bytes, charge.entry});
+}
+
+std::optional<Allocation> Interposer::take(std::uint64_t key, bool vmm_handle) {
+  return (vmm_handle ? vmm_handles_ : allocations_).take(key);
+}
+
+void Interposer::settle_free(const std::optional<Allocation>& allocation, std::uint64_t key, bool vmm_handle,
+                             CUresult result) {
+  if (!allocation) return;
+  if (result == CUDA_SUCCESS) {
+    ledger_->release(allocation->entry, allocation->bytes, monotonic_ns());
+  } else {
+    (vmm_handle ? vmm_handles_ : allocations_).insert(key, *allocation);
+  }
+}
+
+bool Interposer::pod_memory_view(int ordinal, std::size_t* free, std::size_t* total) {
+  const EntryHandle entry = entry_for(ordinal);
+  if (!entry.valid()) return false;
+  const Ledger::View view = ledger_->view(entry);
+  *total = view.limit;
+  if (view.available < *free) *free = view.available;
+  if (*free > *total) *free = *total;
+  return true;
+}
+
+}  // namespace tessera::gpumem

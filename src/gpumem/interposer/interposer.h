@@ -1,0 +1,68 @@
+// The interposer's state in one GPU process: the real driver, the ledger, the pod's settings, its
+// entry per device and what it allocated. One per process — an LD_PRELOAD library has no caller
+// to hand it to, so the exported CUDA functions (driver_hooks.cc) reach it through instance().
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "gpumem/allocation_gate.h"
+#include "gpumem/cuda_driver_api.h"
+#include "gpumem/interposer/allocation_table.h"
+#include "gpumem/interposer/real_driver.h"
+#include "gpumem/ledger.h"
+#include "gpumem/pod_settings.h"
+
+namespace tessera::gpumem {
+
+// A charge taken before the driver is called; unmanaged when the pod has no ledger entry.
+struct Charge {
+  EntryHandle entry;
+  bool managed() const { return entry.valid(); }
+};
+
+class Interposer {
+ public:
+  static Interposer& instance();
+
+  const RealDriver& driver() const { return driver_; }
+
+  // The ordinal of the calling thread's current device, -1 without a context.
+  int current_ordinal() const;
+  // Charges `bytes` on the device of `ordinal`, running the pod's resolver on collision.
+  // CUDA_SUCCESS (charged, or unmanaged) or CUDA_ERROR_OUT_OF_MEMORY.
+  CUresult charge(int ordinal, std::uint64_t bytes, Charge* charge);
+  void uncharge(const Charge& charge, std::uint64_t bytes);
+  // Adjusts a charge to what the driver actually allocated (cuMemAllocPitch rounds the pitch).
+  CUresult recharge(const Charge& charge, std::uint64_t charged, std::uint64_t actual);
+  void remember(std::uint64_t key, std::uint64_t bytes, const Charge& charge, bool vmm_handle);
+  // A free takes its allocation's record before the driver frees it (the driver may hand the
+  // same address to another thread at once), credits it after, or puts it back if the free failed.
+  std::optional<Allocation> take(std::uint64_t key, bool vmm_handle);
+  void settle_free(const std::optional<Allocation>& allocation, std::uint64_t key, bool vmm_handle, CUresult result);
+  // The pod's view for cuMemGetInfo; false when the device is unmanaged.
+  bool pod_memory_view(int ordinal, std::size_t* free, std::size_t* total);
+
+ private:
+  Interposer();
+  EntryHandle entry_for(int ordinal);
+  bool register_process();
+  void after_fork_in_child();
+  static void start_end_watcher(std::atomic<std::uint32_t>* word);
+
+  RealDriver driver_;
+  PodSettings settings_;
+  std::unique_ptr<Ledger> ledger_;
+  GateOptions gate_;
+  std::mutex setup_mutex_;  // entry creation and process registration
+  std::array<EntryHandle, kMaxDevices> entries_{};
+  std::array<std::atomic<bool>, kMaxDevices> entry_known_{};
+  std::atomic<bool> registered_{false};
+  AllocationTable allocations_;
+  AllocationTable vmm_handles_;
+};
+
+}  // namespace tessera::gpumem

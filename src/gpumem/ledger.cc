@@ -1,0 +1,408 @@
+#include "gpumem/ledger.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "gpumem/futex.h"
+
+namespace tessera::gpumem {
+namespace {
+
+constexpr std::int64_t kDefaultIdleAfterNs = std::int64_t{600} * 1000000000;
+
+void init_robust_mutex(pthread_mutex_t& mutex) {
+  pthread_mutexattr_t attributes;
+  pthread_mutexattr_init(&attributes);
+  pthread_mutexattr_setpshared(&attributes, PTHREAD_PROCESS_SHARED);
+  pthread_mutexattr_setrobust(&attributes, PTHREAD_MUTEX_ROBUST);
+  pthread_mutex_init(&mutex, &attributes);
+  pthread_mutexattr_destroy(&attributes);
+}
+
+void initialise(LedgerLayout& layout) {
+  std::memset(static_cast<void*>(&layout), 0, sizeof(layout));
+  layout.magic = kLedgerMagic;
+  layout.version = kLedgerVersion;
+  layout.idle_after_ns = kDefaultIdleAfterNs;
+  init_robust_mutex(layout.table_lock);
+  for (DeviceRecord& device : layout.devices) init_robust_mutex(device.lock);
+  for (ProcessRecord& process : layout.processes) {
+    for (std::int32_t& entry : process.entry_of) entry = -1;
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  layout.ready = 1;
+}
+
+// A holder died inside a device's critical section: the processes' own counts are written first,
+// so the entries' and the device's sums are rebuilt from them.
+void repair_device(LedgerLayout& layout, int device) {
+  DeviceRecord& record = layout.devices[device];
+  record.used = 0;
+  record.committed = 0;
+  for (int slot = 0; slot < kMaxEntries; ++slot) {
+    EntryRecord& entry = layout.entries[slot];
+    if (entry.state != kSlotLive || entry.device != device) continue;
+    entry.used = 0;
+    for (const ProcessRecord& process : layout.processes) {
+      if (process.state == kSlotLive && process.entry_of[device] == slot) entry.used += process.used[device];
+    }
+    record.used += entry.used;
+    record.committed += entry.used > entry.request ? entry.used : entry.request;
+  }
+}
+
+void repair_nothing(LedgerLayout&, int) {}
+
+void copy_text(char* target, std::size_t capacity, const std::string& text) {
+  std::size_t length = text.size() < capacity - 1 ? text.size() : capacity - 1;
+  std::memcpy(target, text.data(), length);
+  target[length] = '\0';
+}
+
+bool valid_device(int device) { return device >= 0 && device < kMaxDevices; }
+
+}  // namespace
+
+std::int64_t monotonic_ns() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+const char* resolver_name(Resolver resolver) {
+  switch (resolver) {
+    case Resolver::kPriority: return "priority";
+    case Resolver::kSwap: return "swap";
+    case Resolver::kWait: break;
+  }
+  return "wait";
+}
+
+bool parse_resolver(const std::string& text, Resolver* resolver) {
+  if (text == "wait") *resolver = Resolver::kWait;
+  else if (text == "priority") *resolver = Resolver::kPriority;
+  else if (text == "swap") *resolver = Resolver::kSwap;
+  else return false;
+  return true;
+}
+
+LedgerLock::LedgerLock(pthread_mutex_t& mutex, void (*repair)(LedgerLayout&, int), LedgerLayout& layout, int device)
+    : mutex_(mutex) {
+  if (pthread_mutex_lock(&mutex_) == EOWNERDEAD) {
+    repair(layout, device);
+    pthread_mutex_consistent(&mutex_);
+  }
+}
+
+LedgerLock::~LedgerLock() { pthread_mutex_unlock(&mutex_); }
+
+std::unique_ptr<Ledger> Ledger::open(const std::string& path, std::string* error) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    *error = "ledger " + path + ": cannot open: " + std::strerror(errno);
+    return nullptr;
+  }
+  fchmod(fd, 0666);  // processes of every container on the node, whatever their user, charge it
+  flock(fd, LOCK_EX);  // one creator initialises; the others wait for it
+  struct stat info;
+  if (fstat(fd, &info) != 0 || (static_cast<std::size_t>(info.st_size) < sizeof(LedgerLayout) &&
+                                ftruncate(fd, sizeof(LedgerLayout)) != 0)) {
+    *error = "ledger " + path + ": cannot size it to " + std::to_string(sizeof(LedgerLayout)) +
+             " bytes: " + std::strerror(errno);
+    flock(fd, LOCK_UN);
+    ::close(fd);
+    return nullptr;
+  }
+  void* mapping = mmap(nullptr, sizeof(LedgerLayout), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mapping == MAP_FAILED) {
+    *error = "ledger " + path + ": cannot map it: " + std::strerror(errno);
+    flock(fd, LOCK_UN);
+    ::close(fd);
+    return nullptr;
+  }
+  auto* layout = static_cast<LedgerLayout*>(mapping);
+  if (layout->magic != kLedgerMagic || layout->ready != 1) {
+    initialise(*layout);
+  } else if (layout->version != kLedgerVersion) {
+    *error = "ledger " + path + ": version " + std::to_string(layout->version) + ", this library reads version " +
+             std::to_string(kLedgerVersion) + " (restart the node agent and the pods with matching versions)";
+    munmap(mapping, sizeof(LedgerLayout));
+    flock(fd, LOCK_UN);
+    ::close(fd);
+    return nullptr;
+  }
+  flock(fd, LOCK_UN);
+  return std::unique_ptr<Ledger>(new Ledger(path, fd, layout));
+}
+
+Ledger::Ledger(std::string path, int fd, LedgerLayout* layout) : path_(std::move(path)), fd_(fd), layout_(layout) {}
+
+Ledger::~Ledger() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  munmap(layout_, sizeof(LedgerLayout));
+  ::close(fd_);
+}
+
+void Ledger::set_capacity(int device, std::uint64_t bytes, bool overwrite) {
+  if (!valid_device(device)) return;
+  DeviceRecord& record = layout_->devices[device];
+  LedgerLock lock(record.lock, repair_device, *layout_, device);
+  if (record.capacity == 0 || overwrite) record.capacity = bytes;
+}
+
+EntryHandle Ledger::find_entry(const std::string& uid, int device) {
+  LedgerLock lock(layout_->table_lock, repair_nothing, *layout_, 0);
+  for (int slot = 0; slot < kMaxEntries; ++slot) {
+    const EntryRecord& entry = layout_->entries[slot];
+    if (entry.state == kSlotLive && entry.device == device && uid == entry.uid) {
+      return {slot, entry.generation, device};
+    }
+  }
+  return {};
+}
+
+EntryHandle Ledger::put_entry(const EntrySpec& spec) {
+  if (!valid_device(spec.device) || spec.uid.empty()) return {};
+  LedgerLock table(layout_->table_lock, repair_nothing, *layout_, 0);
+  int found = -1;
+  int free_slot = -1;
+  for (int slot = 0; slot < kMaxEntries; ++slot) {
+    const EntryRecord& entry = layout_->entries[slot];
+    if (entry.state == kSlotLive && entry.device == spec.device && spec.uid == entry.uid) {
+      found = slot;
+      break;
+    }
+    if (entry.state == kSlotFree && free_slot < 0) free_slot = slot;
+  }
+  const int slot = found >= 0 ? found : free_slot;
+  if (slot < 0) return {};
+  DeviceRecord& device = layout_->devices[spec.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, spec.device);
+  EntryRecord& entry = layout_->entries[slot];
+  if (found < 0) {
+    const std::uint32_t generation = entry.generation + 1;
+    std::memset(static_cast<void*>(&entry), 0, sizeof(entry));
+    entry.generation = generation;
+    copy_text(entry.uid, sizeof(entry.uid), spec.uid);
+    entry.device = spec.device;
+    entry.last_active_ns = monotonic_ns();
+    entry.state = kSlotLive;
+  }
+  device.committed -= entry.used > entry.request ? entry.used : entry.request;
+  entry.request = spec.request;
+  entry.limit = spec.limit;
+  device.committed += entry.used > entry.request ? entry.used : entry.request;
+  entry.priority = spec.priority;
+  entry.resolver = spec.resolver;
+  copy_text(entry.name, sizeof(entry.name), spec.name.empty() ? spec.uid : spec.name);
+  return {slot, entry.generation, spec.device};
+}
+
+bool Ledger::remove_entry(int slot) {
+  if (slot < 0 || slot >= kMaxEntries) return false;
+  LedgerLock table(layout_->table_lock, repair_nothing, *layout_, 0);
+  EntryRecord& entry = layout_->entries[slot];
+  if (entry.state != kSlotLive) return true;
+  for (const ProcessRecord& process : layout_->processes) {
+    if (process.state == kSlotLive && process.entry_of[entry.device] == slot) return false;
+  }
+  DeviceRecord& device = layout_->devices[entry.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, entry.device);
+  if (entry.used > 0) return false;
+  device.committed -= entry.request;
+  entry.state = kSlotFree;
+  return true;
+}
+
+int Ledger::register_process(const std::string& uid, int pid) {
+  if (process_slot_ >= 0) return process_slot_;
+  if (lock_fd_ < 0) lock_fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+  if (lock_fd_ < 0) return -1;
+  LedgerLock table(layout_->table_lock, repair_nothing, *layout_, 0);
+  for (int slot = 0; slot < kMaxProcesses; ++slot) {
+    ProcessRecord& process = layout_->processes[slot];
+    if (process.state != kSlotFree) continue;
+    struct flock hold{};
+    hold.l_type = F_WRLCK;
+    hold.l_whence = SEEK_SET;
+    hold.l_start = kProcessLockOffset + slot;
+    hold.l_len = 1;
+    if (fcntl(lock_fd_, F_OFD_SETLK, &hold) != 0) continue;  // held: an ending process not reclaimed yet
+    process.pid = pid;
+    copy_text(process.uid, sizeof(process.uid), uid);
+    process.end_requested.store(0);
+    for (int device = 0; device < kMaxDevices; ++device) {
+      process.entry_of[device] = -1;
+      process.used[device] = 0;
+    }
+    process.state = kSlotLive;  // last: a slot is live only once its lock is held
+    process_slot_ = slot;
+    return slot;
+  }
+  return -1;
+}
+
+void Ledger::forget_process_after_fork() {
+  // The parent's lock stays held through its own descriptor; the child's copy must not keep it.
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_fd_ = -1;
+  process_slot_ = -1;
+}
+
+ChargeOutcome Ledger::charge(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
+  if (!handle.valid() || !valid_device(handle.device) || process_slot_ < 0) return {{ChargeVerdict::kOverLimit}, true};
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  EntryRecord& entry = layout_->entries[handle.slot];
+  ChargeOutcome outcome{};
+  outcome.release_seq = device.release_seq.load();
+  if (entry.state != kSlotLive || entry.generation != handle.generation) {
+    outcome.stale_entry = true;
+    return outcome;
+  }
+  outcome.decision = decide_charge(device.capacity, device.committed, {entry.used, entry.request, entry.limit}, bytes);
+  if (outcome.decision.verdict == ChargeVerdict::kOverLimit) {
+    ++entry.limit_ooms;
+  } else if (outcome.decision.verdict == ChargeVerdict::kGrant) {
+    ProcessRecord& process = layout_->processes[process_slot_];
+    process.entry_of[handle.device] = handle.slot;
+    process.used[handle.device] += bytes;  // first: repair_device rebuilds the sums from these
+    entry.used += bytes;
+    if (entry.used > entry.peak_used) entry.peak_used = entry.used;
+    entry.last_active_ns = now_ns;
+    ++entry.grants;
+    device.used += bytes;
+    if (device.used > device.peak_used) device.peak_used = device.used;
+    device.committed += outcome.decision.commit_increase;
+  }
+  return outcome;
+}
+
+void Ledger::release(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
+  if (!handle.valid() || !valid_device(handle.device) || process_slot_ < 0) return;
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  release_locked(handle.slot, process_slot_, handle.device, bytes, now_ns);
+}
+
+void Ledger::release_locked(int slot, int process_slot, int device_index, std::uint64_t bytes, std::int64_t now_ns) {
+  DeviceRecord& device = layout_->devices[device_index];
+  EntryRecord& entry = layout_->entries[slot];
+  ProcessRecord& process = layout_->processes[process_slot];
+  if (bytes > process.used[device_index]) bytes = process.used[device_index];
+  if (bytes > entry.used) bytes = entry.used;
+  process.used[device_index] -= bytes;
+  device.committed -= commit_decrease({entry.used, entry.request, entry.limit}, bytes);
+  entry.used -= bytes;
+  device.used -= bytes;
+  if (entry.used == 0) entry.evict_requested = 0;
+  entry.last_active_ns = now_ns;
+  device.release_seq.fetch_add(1);
+  if (device.waiting.load() > 0) futex_wake_all(device.release_seq);
+}
+
+Ledger::View Ledger::view(EntryHandle handle) {
+  if (!handle.valid()) return {};
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  const EntryRecord& entry = layout_->entries[handle.slot];
+  const std::uint64_t headroom = entry.limit > entry.used ? entry.limit - entry.used : 0;
+  const std::uint64_t reserved = entry.request > entry.used ? entry.request - entry.used : 0;
+  const std::uint64_t room = (device.capacity > device.committed ? device.capacity - device.committed : 0) + reserved;
+  return {entry.limit, headroom < room ? headroom : room};
+}
+
+void Ledger::wait_for_release(int device_index, std::uint32_t seen, std::int64_t timeout_ns) {
+  DeviceRecord& device = layout_->devices[device_index];
+  device.waiting.fetch_add(1);
+  futex_wait(device.release_seq, seen, timeout_ns);
+  device.waiting.fetch_sub(1);
+}
+
+void Ledger::count_wait(EntryHandle handle, bool timed_out) {
+  if (!handle.valid()) return;
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  EntryRecord& entry = layout_->entries[handle.slot];
+  if (entry.generation != handle.generation) return;
+  ++(timed_out ? entry.wait_ooms : entry.waits);
+}
+
+std::vector<int> Ledger::evict_for(EntryHandle handle, std::uint64_t shortfall, std::int64_t now_ns) {
+  std::vector<int> victims;
+  {
+    DeviceRecord& device = layout_->devices[handle.device];
+    LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+    const EntryRecord& requester = layout_->entries[handle.slot];
+    std::vector<VictimCandidate> candidates;
+    for (int slot = 0; slot < kMaxEntries; ++slot) {
+      const EntryRecord& entry = layout_->entries[slot];
+      if (entry.state != kSlotLive || entry.device != handle.device || slot == handle.slot ||
+          entry.evict_requested != 0 || std::strcmp(entry.uid, requester.uid) == 0) {
+        continue;
+      }
+      const bool idle = now_ns - entry.last_active_ns > layout_->idle_after_ns;
+      candidates.push_back({slot, entry.priority, idle, entry.used});
+    }
+    victims = choose_victims(candidates, requester.priority, shortfall);
+    for (int slot : victims) {
+      layout_->entries[slot].evict_requested = 1;
+      ++layout_->entries[slot].evictions;
+    }
+  }
+  if (victims.empty()) return victims;
+  LedgerLock table(layout_->table_lock, repair_nothing, *layout_, 0);
+  for (ProcessRecord& process : layout_->processes) {
+    if (process.state != kSlotLive || process.used[handle.device] == 0) continue;
+    for (int slot : victims) {
+      if (process.entry_of[handle.device] == slot) {
+        process.end_requested.store(1);
+        futex_wake_all(process.end_requested);
+      }
+    }
+  }
+  return victims;
+}
+
+std::atomic<std::uint32_t>* Ledger::end_request_word() {
+  return process_slot_ < 0 ? nullptr : &layout_->processes[process_slot_].end_requested;
+}
+
+bool Ledger::process_alive(int slot) const {
+  struct flock probe{};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  probe.l_start = kProcessLockOffset + slot;
+  probe.l_len = 1;
+  if (fcntl(fd_, F_OFD_GETLK, &probe) != 0) return true;  // cannot tell: never reclaim on doubt
+  return probe.l_type != F_UNLCK;
+}
+
+std::uint64_t Ledger::reclaim_dead_processes() {
+  std::uint64_t reclaimed = 0;
+  const std::int64_t now = monotonic_ns();
+  LedgerLock table(layout_->table_lock, repair_nothing, *layout_, 0);
+  for (int slot = 0; slot < kMaxProcesses; ++slot) {
+    ProcessRecord& process = layout_->processes[slot];
+    if (process.state != kSlotLive || slot == process_slot_ || process_alive(slot)) continue;
+    for (int device = 0; device < kMaxDevices; ++device) {
+      if (process.entry_of[device] < 0) continue;
+      DeviceRecord& record = layout_->devices[device];
+      LedgerLock lock(record.lock, repair_device, *layout_, device);
+      reclaimed += process.used[device];
+      release_locked(process.entry_of[device], slot, device, process.used[device], now);
+      process.entry_of[device] = -1;
+    }
+    process.state = kSlotFree;
+  }
+  return reclaimed;
+}
+
+}  // namespace tessera::gpumem

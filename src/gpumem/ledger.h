@@ -1,0 +1,126 @@
+// The node's GPU memory ledger (ledger_layout.h) mapped into this process, and the operations on
+// it that keep its rules (charge_rules.h) under concurrency: a robust process-shared mutex per
+// device guards its numbers, a table lock guards slot allocation, and a process's liveness is an
+// open-file-description lock that the kernel drops when it ends. Used by the interposer in every
+// GPU process and by the node agent; depends on libc and pthreads only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpumem/charge_rules.h"
+#include "gpumem/ledger_layout.h"
+
+namespace tessera::gpumem {
+
+struct EntrySpec {
+  std::string uid;
+  std::string name;
+  int device = 0;
+  std::int32_t priority = 0;
+  Resolver resolver = Resolver::kWait;
+  std::uint64_t request = 0;
+  std::uint64_t limit = 0;
+};
+
+// An entry as cached by a process: the slot and the generation it had, so a reused slot is noticed.
+struct EntryHandle {
+  int slot = -1;
+  std::uint32_t generation = 0;
+  int device = -1;
+  bool valid() const { return slot >= 0; }
+};
+
+struct ChargeOutcome {
+  ChargeDecision decision;
+  bool stale_entry = false;  // the entry was removed or reused since the handle was taken
+  std::uint32_t release_seq = 0;  // the device's release sequence when the decision was made
+};
+
+class Ledger {
+ public:
+  // Maps the ledger at `path`, creating and initialising the file when it is absent or empty.
+  // Null with `error` set when it cannot (names the path and the reason).
+  static std::unique_ptr<Ledger> open(const std::string& path, std::string* error);
+  ~Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  LedgerLayout& layout() { return *layout_; }
+  const std::string& path() const { return path_; }
+
+  // Sets a device's capacity when it has none yet, or always when `overwrite`.
+  void set_capacity(int device, std::uint64_t bytes, bool overwrite);
+
+  EntryHandle find_entry(const std::string& uid, int device);
+  // Creates the (uid, device) entry or updates its request, limit, priority and resolver.
+  // Invalid when the table is full.
+  EntryHandle put_entry(const EntrySpec& spec);
+  // Frees an entry that nothing uses any more; false while a live process still charges it.
+  bool remove_entry(int slot);
+
+  // Claims a process slot for this process and takes its liveness lock. -1 when full.
+  int register_process(const std::string& uid, int pid);
+  // After fork(): the child is not the process that registered.
+  void forget_process_after_fork();
+  int process_slot() const { return process_slot_; }
+
+  // Charges `bytes` to the entry and this process when the rules grant it.
+  ChargeOutcome charge(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
+  void release(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
+
+  // What cuMemGetInfo shows the entry's pod: its limit as the total, and as free what it could
+  // still be granted now (within its limit, its unused request and the device's room).
+  struct View {
+    std::uint64_t limit = 0;
+    std::uint64_t available = 0;
+  };
+  View view(EntryHandle entry);
+
+  // Sleeps until a release on `device` after the sequence `seen` (a ChargeOutcome's, taken under
+  // the device lock, so no release between the decision and the sleep is missed), or `timeout_ns`.
+  void wait_for_release(int device, std::uint32_t seen, std::int64_t timeout_ns);
+  // Counts an allocation that starts waiting, or one refused after waiting its whole timeout.
+  void count_wait(EntryHandle entry, bool timed_out);
+
+  // The priority resolver: picks the entries on the entry's device whose processes end so that
+  // it gets `shortfall` bytes, marks them and asks their processes to end. The chosen slots.
+  std::vector<int> evict_for(EntryHandle entry, std::uint64_t shortfall, std::int64_t now_ns);
+  // 1 once another pod has asked this process to end (the futex word its watcher sleeps on).
+  std::atomic<std::uint32_t>* end_request_word();
+
+  bool process_alive(int slot) const;
+  // Credits back what dead processes held; the bytes reclaimed.
+  std::uint64_t reclaim_dead_processes();
+
+ private:
+  Ledger(std::string path, int fd, LedgerLayout* layout);
+  void release_locked(int slot, int process, int device, std::uint64_t bytes, std::int64_t now_ns);
+
+  std::string path_;
+  int fd_ = -1;        // mapping and liveness queries
+  int lock_fd_ = -1;   // holds this process's liveness lock (a separate open file description)
+  int process_slot_ = -1;
+  LedgerLayout* layout_ = nullptr;
+};
+
+// Locks a robust mutex of the ledger; when its holder died inside, `repair` runs first.
+class LedgerLock {
+ public:
+  LedgerLock(pthread_mutex_t& mutex, void (*repair)(LedgerLayout&, int), LedgerLayout& layout, int device);
+  ~LedgerLock();
+  LedgerLock(const LedgerLock&) = delete;
+  LedgerLock& operator=(const LedgerLock&) = delete;
+
+ private:
+  pthread_mutex_t& mutex_;
+};
+
+std::int64_t monotonic_ns();
+const char* resolver_name(Resolver resolver);
+// "wait", "priority" or "swap"; false for anything else.
+bool parse_resolver(const std::string& text, Resolver* resolver);
+
+}  // namespace tessera::gpumem

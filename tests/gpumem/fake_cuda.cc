@@ -1,0 +1,348 @@
+// A fake CUDA driver, built as libcuda.so.1, for running the interposer and the test programs on
+// machines without a GPU. It implements the driver API subset they use with simulated devices:
+// device memory is anonymous host memory (so contents survive and checksums mean something), and
+// each device's use is counted in a file shared by every process that loads it, like one physical
+// device shared by several containers. Environment:
+//   TESSERA_FAKE_CUDA_STATE          the shared file (default /tmp/tessera-fake-cuda-<uid>)
+//   TESSERA_FAKE_CUDA_DEVICES        how many devices (default 1, at most 16)
+//   TESSERA_FAKE_CUDA_DEVICE_MEMORY  bytes per device (default 16 GiB)
+//   TESSERA_FAKE_CUDA_OVERCOMMIT=1   grant past the capacity (and record it), so that a test can
+//                                    measure how far the layer above would overshoot
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "gpumem/cuda_driver_api.h"
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+constexpr int kFakeMaxDevices = 16;
+
+struct FakeDevice {
+  std::atomic<std::uint64_t> used;
+  std::atomic<std::uint64_t> peak;
+  std::atomic<std::uint64_t> allocations;
+  std::atomic<std::uint64_t> refusals;
+};
+
+struct FakeState {
+  std::uint64_t capacity;
+  std::int32_t devices;
+  std::int32_t overcommit;
+  FakeDevice device[kFakeMaxDevices];
+};
+
+struct FakeAllocation {
+  std::uint64_t bytes;
+  int device;
+};
+
+std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+  const char* text = std::getenv(name);
+  return text != nullptr && *text != '\0' ? std::strtoull(text, nullptr, 10) : fallback;
+}
+
+class FakeDriver {
+ public:
+  static FakeDriver& instance() {
+    static FakeDriver* const driver = new FakeDriver();
+    return *driver;
+  }
+
+  FakeState& state() { return *state_; }
+
+  CUresult allocate(int device, std::uint64_t bytes, CUdeviceptr* pointer) {
+    if (pointer == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (device < 0 || device >= state_->devices) return CUDA_ERROR_INVALID_CONTEXT;
+    FakeDevice& record = state_->device[device];
+    std::uint64_t used = record.used.load();
+    do {
+      if (state_->overcommit == 0 && used + bytes > state_->capacity) {
+        record.refusals.fetch_add(1);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+      }
+    } while (!record.used.compare_exchange_weak(used, used + bytes));
+    std::uint64_t peak = record.peak.load();
+    while (used + bytes > peak && !record.peak.compare_exchange_weak(peak, used + bytes)) {
+    }
+    record.allocations.fetch_add(1);
+    // Pages are backed only when touched: a test may "allocate" gigabytes it never writes.
+    void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) {
+      record.used.fetch_sub(bytes);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *pointer = reinterpret_cast<CUdeviceptr>(memory);
+    std::lock_guard lock(mutex_);
+    allocations_[*pointer] = {bytes, device};
+    return CUDA_SUCCESS;
+  }
+
+  CUresult release(CUdeviceptr pointer) {
+    if (pointer == 0) return CUDA_SUCCESS;
+    FakeAllocation allocation;
+    {
+      std::lock_guard lock(mutex_);
+      auto found = allocations_.find(pointer);
+      if (found == allocations_.end()) return CUDA_ERROR_INVALID_VALUE;
+      allocation = found->second;
+      allocations_.erase(found);
+    }
+    munmap(reinterpret_cast<void*>(pointer), allocation.bytes);
+    state_->device[allocation.device].used.fetch_sub(allocation.bytes);
+    return CUDA_SUCCESS;
+  }
+
+ private:
+  FakeDriver() {
+    std::string path = std::getenv("TESSERA_FAKE_CUDA_STATE") != nullptr
+                           ? std::getenv("TESSERA_FAKE_CUDA_STATE")
+                           : "/tmp/tessera-fake-cuda-" + std::to_string(getuid());
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    flock(fd, LOCK_EX);
+    bool fresh = lseek(fd, 0, SEEK_END) < static_cast<off_t>(sizeof(FakeState));
+    if (fresh && ftruncate(fd, sizeof(FakeState)) != 0) std::abort();
+    state_ = static_cast<FakeState*>(mmap(nullptr, sizeof(FakeState), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    if (state_ == MAP_FAILED) std::abort();
+    if (fresh || state_->capacity == 0) {
+      state_->capacity = env_number("TESSERA_FAKE_CUDA_DEVICE_MEMORY", std::uint64_t{16} << 30);
+      const std::uint64_t devices = env_number("TESSERA_FAKE_CUDA_DEVICES", 1);
+      state_->devices = static_cast<std::int32_t>(devices < kFakeMaxDevices ? devices : kFakeMaxDevices);
+      state_->overcommit = env_number("TESSERA_FAKE_CUDA_OVERCOMMIT", 0) != 0 ? 1 : 0;
+    }
+    flock(fd, LOCK_UN);
+    close(fd);
+  }
+
+  FakeState* state_ = nullptr;
+  std::mutex mutex_;
+  std::unordered_map<CUdeviceptr, FakeAllocation> allocations_;
+};
+
+thread_local int current_device = -1;
+bool initialised = false;
+
+FakeDriver& fake() { return FakeDriver::instance(); }
+
+CUresult check_context() {
+  if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+  return current_device < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+
+// The variants call these, never the exported functions: a preloaded interposer would otherwise
+// see (and charge) the inner call too, which a real driver's internal calls never expose.
+CUresult allocate_on_current(CUdeviceptr* dptr, std::size_t bytes) {
+  if (CUresult status = check_context(); status != CUDA_SUCCESS) return status;
+  return fake().allocate(current_device, bytes, dptr);
+}
+
+CUresult release_any(CUdeviceptr dptr) {
+  if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+  return fake().release(dptr);
+}
+
+}  // namespace
+
+FAKE_EXPORT CUresult cuInit(unsigned int) {
+  fake();
+  initialised = true;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDriverGetVersion(int* version) {
+  *version = 12040;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetCount(int* count) {
+  if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+  *count = fake().state().devices;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+  if (ordinal < 0 || ordinal >= fake().state().devices) return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceTotalMem_v2(std::size_t* bytes, CUdevice device) {
+  if (device < 0 || device >= fake().state().devices) return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = fake().state().capacity;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice device) {
+  if (device < 0 || device >= fake().state().devices) return CUDA_ERROR_INVALID_DEVICE;
+  *context = reinterpret_cast<CUcontext>(static_cast<std::intptr_t>(device) + 1);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
+  current_device = static_cast<int>(reinterpret_cast<std::intptr_t>(context)) - 1;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
+  if (CUresult status = check_context(); status != CUDA_SUCCESS) return status;
+  *device = current_device;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuCtxSynchronize() { return check_context(); }
+
+FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, std::size_t bytes) { return allocate_on_current(dptr, bytes); }
+
+FAKE_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, unsigned int) {
+  return allocate_on_current(dptr, bytes);
+}
+
+FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream) {
+  return allocate_on_current(dptr, bytes);
+}
+
+FAKE_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream) {
+  return allocate_on_current(dptr, bytes);
+}
+
+FAKE_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool, CUstream) {
+  return allocate_on_current(dptr, bytes);
+}
+
+FAKE_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool, CUstream) {
+  return allocate_on_current(dptr, bytes);
+}
+
+FAKE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, std::size_t* pitch, std::size_t width, std::size_t height,
+                                        unsigned int) {
+  if (pitch == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pitch = (width + 255) / 256 * 256;  // a real device aligns rows too (to 512 or less)
+  return allocate_on_current(dptr, *pitch * height);
+}
+
+FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) { return release_any(dptr); }
+FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream) { return release_any(dptr); }
+FAKE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream) { return release_any(dptr); }
+
+FAKE_EXPORT CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total) {
+  if (CUresult status = check_context(); status != CUDA_SUCCESS) return status;
+  const FakeState& state = fake().state();
+  const std::uint64_t used = state.device[current_device].used.load();
+  *total = state.capacity;
+  *free = used < state.capacity ? state.capacity - used : 0;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, std::size_t bytes) {
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, std::size_t bytes) {
+  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, std::size_t count) {
+  std::memset(reinterpret_cast<void*>(dst), value, count);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemGetAllocationGranularity(std::size_t* granularity, const CUmemAllocationProp*, int) {
+  *granularity = std::size_t{2} << 20;
+  return CUDA_SUCCESS;
+}
+
+// A VMM handle is the address of its (host) memory.
+FAKE_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, std::size_t bytes,
+                                 const CUmemAllocationProp* prop, unsigned long long) {
+  if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+  if (handle == nullptr || prop == nullptr || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return fake().allocate(prop->location.id, bytes, handle);
+}
+
+FAKE_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) { return release_any(handle); }
+
+namespace {
+
+struct FakeEntry {
+  const char* name;
+  void* function;
+};
+
+// cuGetProcAddress's answer: the function of that name, the _v2 variant from CUDA 3.2 on, the _ptsz
+// variant for the per-thread default stream.
+void* fake_lookup(const char* symbol, int cuda_version, cuuint64_t flags);
+
+}  // namespace
+
+FAKE_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags) {
+  *pfn = fake_lookup(symbol, cuda_version, flags);
+  return *pfn != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+                                         CUdriverProcAddressQueryResult* status) {
+  *pfn = fake_lookup(symbol, cuda_version, flags);
+  if (status != nullptr) *status = *pfn != nullptr ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  return *pfn != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+// For tests: the peak use, allocations and refusals the fake saw on a device.
+FAKE_EXPORT void tesseraFakeCudaStats(int device, std::uint64_t* peak, std::uint64_t* used, std::uint64_t* refusals) {
+  const FakeDevice& record = fake().state().device[device];
+  *peak = record.peak.load();
+  *used = record.used.load();
+  *refusals = record.refusals.load();
+}
+
+namespace {
+
+void* fake_lookup(const char* symbol, int cuda_version, cuuint64_t flags) {
+#define FAKE_ENTRY(name) {#name, reinterpret_cast<void*>(&name)}
+  static const FakeEntry entries[] = {
+      FAKE_ENTRY(cuInit), FAKE_ENTRY(cuDriverGetVersion), FAKE_ENTRY(cuDeviceGetCount), FAKE_ENTRY(cuDeviceGet),
+      FAKE_ENTRY(cuDeviceTotalMem_v2), FAKE_ENTRY(cuDevicePrimaryCtxRetain), FAKE_ENTRY(cuCtxSetCurrent),
+      FAKE_ENTRY(cuCtxGetDevice), FAKE_ENTRY(cuCtxSynchronize), FAKE_ENTRY(cuMemAlloc_v2),
+      FAKE_ENTRY(cuMemAllocManaged), FAKE_ENTRY(cuMemAllocAsync), FAKE_ENTRY(cuMemAllocAsync_ptsz),
+      FAKE_ENTRY(cuMemAllocFromPoolAsync), FAKE_ENTRY(cuMemAllocFromPoolAsync_ptsz), FAKE_ENTRY(cuMemAllocPitch_v2),
+      FAKE_ENTRY(cuMemFree_v2), FAKE_ENTRY(cuMemFreeAsync), FAKE_ENTRY(cuMemFreeAsync_ptsz),
+      FAKE_ENTRY(cuMemGetInfo_v2), FAKE_ENTRY(cuMemcpyHtoD_v2), FAKE_ENTRY(cuMemcpyDtoH_v2),
+      FAKE_ENTRY(cuMemsetD8_v2), FAKE_ENTRY(cuMemGetAllocationGranularity), FAKE_ENTRY(cuMemCreate),
+      FAKE_ENTRY(cuMemRelease), FAKE_ENTRY(cuGetProcAddress), FAKE_ENTRY(cuGetProcAddress_v2),
+  };
+#undef FAKE_ENTRY
+  if (symbol == nullptr) return nullptr;
+  const std::string name = symbol;
+  auto find = [&](const std::string& wanted) -> void* {
+    for (const FakeEntry& entry : entries) {
+      if (wanted == entry.name) return entry.function;
+    }
+    return nullptr;
+  };
+  if (name == "cuGetProcAddress") return find(cuda_version >= 12000 ? "cuGetProcAddress_v2" : name);
+  for (const std::string& candidate : {cuda_version >= 3020 ? name + "_v2" : name, name}) {
+    if ((flags & 2) != 0) {
+      if (void* function = find(candidate + "_ptsz")) return function;
+    }
+    if (void* function = find(candidate)) return function;
+  }
+  return nullptr;
+}
+
+}  // namespace
