@@ -8,7 +8,7 @@
 
 #include "adapter/kube_scheduler.h"
 #include "cli/cycle_flags.h"
-#include "cli/stop_signal.h"
+#include "core/stop_signal.h"
 #include "kube/api_client.h"
 #include "kube/kubeconfig.h"
 #include "policy/policy_registry.h"
