@@ -8,8 +8,7 @@ GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const
   const std::int64_t start = monotonic_ns();
   bool waited = false;
   bool evicted = false;
-  for (;;) {
-    const std::int64_t now = monotonic_ns();
+  for (std::int64_t now = start;; now = monotonic_ns()) {
     const ChargeOutcome outcome = ledger.charge(entry, bytes, now);
     if (outcome.stale_entry) return GateResult::kStaleEntry;
     switch (outcome.decision.verdict) {

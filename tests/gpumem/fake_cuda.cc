@@ -47,7 +47,12 @@ struct FakeState {
 struct FakeAllocation {
   std::uint64_t bytes;
   int device;
+  bool mapped;  // mmap'd (large) rather than from the heap (small)
 };
+
+// Small allocations come from the heap, so that the fake's own cost stays small beside what the
+// interposer adds; large ones are mapped, backed only where touched.
+constexpr std::uint64_t kLargestHeapAllocation = std::uint64_t{1} << 20;
 
 std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   const char* text = std::getenv(name);
@@ -79,14 +84,16 @@ class FakeDriver {
     }
     record.allocations.fetch_add(1);
     // Pages are backed only when touched: a test may "allocate" gigabytes it never writes.
-    void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (memory == MAP_FAILED) {
+    const bool mapped = bytes > kLargestHeapAllocation;
+    void* memory = mapped ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                          : std::malloc(bytes);
+    if (memory == MAP_FAILED || memory == nullptr) {
       record.used.fetch_sub(bytes);
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *pointer = reinterpret_cast<CUdeviceptr>(memory);
     std::lock_guard lock(mutex_);
-    allocations_[*pointer] = {bytes, device};
+    allocations_[*pointer] = {bytes, device, mapped};
     return CUDA_SUCCESS;
   }
 
@@ -100,7 +107,11 @@ class FakeDriver {
       allocation = found->second;
       allocations_.erase(found);
     }
-    munmap(reinterpret_cast<void*>(pointer), allocation.bytes);
+    if (allocation.mapped) {
+      munmap(reinterpret_cast<void*>(pointer), allocation.bytes);
+    } else {
+      std::free(reinterpret_cast<void*>(pointer));
+    }
     state_->device[allocation.device].used.fetch_sub(allocation.bytes);
     return CUDA_SUCCESS;
   }
