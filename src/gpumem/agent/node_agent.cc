@@ -85,6 +85,7 @@ int run_node_agent(kube::ApiClient& client, const AgentOptions& options, const s
     return 1;
   }
   std::thread server([&] { http.listen_after_bind(); });
+  if (options.listening_port != nullptr) options.listening_port->store(port);
   log_line("node " + options.node_name + ", ledger " + options.ledger_path + ", serving on port " + std::to_string(port));
 
   kube::InformerOptions pods;

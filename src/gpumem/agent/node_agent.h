@@ -23,6 +23,8 @@ struct AgentOptions {
   double sync_interval_seconds = 1.0;
   double node_refresh_seconds = 30.0;
   double idle_after_seconds = 600.0;  // a pod with use and no allocation for this long is idle
+  // Set to the port once the agent listens (useful with port 0); may be null.
+  std::atomic<int>* listening_port = nullptr;
 };
 
 // Runs until `stop`; 0 on a clean stop, 1 when the ledger cannot be opened or the port bound.
