@@ -8,7 +8,9 @@
 //   TESSERA_FAKE_CUDA_DEVICE_MEMORY  bytes per device (default 16 GiB)
 //   TESSERA_FAKE_CUDA_OVERCOMMIT=1   grant past the capacity (and record it), so that a test can
 //                                    measure how far the layer above would overshoot
-#include <dlfcn.h>
+// As a real driver does, it takes back what a process held when the process ends: each process
+// holds a lock on a byte of the shared file, and an allocation the device cannot fit first
+// reclaims the memory of processes whose lock is gone.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -29,6 +31,8 @@
 namespace {
 
 constexpr int kFakeMaxDevices = 16;
+constexpr int kFakeMaxProcesses = 1024;
+constexpr off_t kFakeProcessLockOffset = off_t{1} << 32;
 
 struct FakeDevice {
   std::atomic<std::uint64_t> used;
@@ -37,12 +41,29 @@ struct FakeDevice {
   std::atomic<std::uint64_t> refusals;
 };
 
+struct FakeProcess {
+  std::atomic<std::int32_t> pid;  // 0: a free slot
+  std::atomic<std::uint64_t> used[kFakeMaxDevices];
+};
+
 struct FakeState {
   std::uint64_t capacity;
   std::int32_t devices;
   std::int32_t overcommit;
   FakeDevice device[kFakeMaxDevices];
+  FakeProcess processes[kFakeMaxProcesses];
 };
+
+// A byte-range lock on the shared file at `slot`'s byte: held by the live process of that slot.
+bool lock_slot(int fd, int slot, short type, int command) {
+  struct flock range{};
+  range.l_type = type;
+  range.l_whence = SEEK_SET;
+  range.l_start = kFakeProcessLockOffset + slot;
+  range.l_len = 1;
+  if (fcntl(fd, command, &range) != 0) return false;
+  return command != F_OFD_GETLK || range.l_type == F_UNLCK;  // for a query: true when nobody holds it
+}
 
 struct FakeAllocation {
   std::uint64_t bytes;
@@ -72,16 +93,11 @@ class FakeDriver {
     if (pointer == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
     if (device < 0 || device >= state_->devices) return CUDA_ERROR_INVALID_CONTEXT;
     FakeDevice& record = state_->device[device];
-    std::uint64_t used = record.used.load();
-    do {
-      if (state_->overcommit == 0 && used + bytes > state_->capacity) {
-        record.refusals.fetch_add(1);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-      }
-    } while (!record.used.compare_exchange_weak(used, used + bytes));
-    std::uint64_t peak = record.peak.load();
-    while (used + bytes > peak && !record.peak.compare_exchange_weak(peak, used + bytes)) {
+    if (!reserve(record, bytes) && (reclaim_dead_processes() == 0 || !reserve(record, bytes))) {
+      record.refusals.fetch_add(1);
+      return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    state_->processes[slot_].used[device].fetch_add(bytes);
     record.allocations.fetch_add(1);
     // Pages are backed only when touched: a test may "allocate" gigabytes it never writes.
     const bool mapped = bytes > kLargestHeapAllocation;
@@ -89,6 +105,7 @@ class FakeDriver {
                           : std::malloc(bytes);
     if (memory == MAP_FAILED || memory == nullptr) {
       record.used.fetch_sub(bytes);
+      state_->processes[slot_].used[device].fetch_sub(bytes);
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *pointer = reinterpret_cast<CUdeviceptr>(memory);
@@ -113,6 +130,7 @@ class FakeDriver {
       std::free(reinterpret_cast<void*>(pointer));
     }
     state_->device[allocation.device].used.fetch_sub(allocation.bytes);
+    state_->processes[slot_].used[allocation.device].fetch_sub(allocation.bytes);
     return CUDA_SUCCESS;
   }
 
@@ -134,10 +152,60 @@ class FakeDriver {
       state_->overcommit = env_number("TESSERA_FAKE_CUDA_OVERCOMMIT", 0) != 0 ? 1 : 0;
     }
     flock(fd, LOCK_UN);
-    close(fd);
+    query_fd_ = fd;
+    lock_fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    register_process();
+  }
+
+  bool reserve(FakeDevice& record, std::uint64_t bytes) {
+    std::uint64_t used = record.used.load();
+    do {
+      if (state_->overcommit == 0 && used + bytes > state_->capacity) return false;
+    } while (!record.used.compare_exchange_weak(used, used + bytes));
+    std::uint64_t peak = record.peak.load();
+    while (used + bytes > peak && !record.peak.compare_exchange_weak(peak, used + bytes)) {
+    }
+    return true;
+  }
+
+  void register_process() {
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int slot = 0; slot < kFakeMaxProcesses; ++slot) {
+        std::int32_t free = 0;
+        if (!state_->processes[slot].pid.compare_exchange_strong(free, getpid())) continue;
+        if (lock_slot(lock_fd_, slot, F_WRLCK, F_OFD_SETLK)) {
+          slot_ = slot;
+          return;
+        }
+        state_->processes[slot].pid.store(0);
+      }
+      reclaim_dead_processes();
+    }
+    std::abort();  // more live processes than the fake has slots
+  }
+
+  // What ended processes held goes back to the devices; the bytes taken back.
+  std::uint64_t reclaim_dead_processes() {
+    std::uint64_t reclaimed = 0;
+    for (int slot = 0; slot < kFakeMaxProcesses; ++slot) {
+      FakeProcess& process = state_->processes[slot];
+      std::int32_t pid = process.pid.load();
+      if (pid == 0 || slot == slot_ || !lock_slot(query_fd_, slot, F_WRLCK, F_OFD_GETLK)) continue;
+      if (!process.pid.compare_exchange_strong(pid, -1)) continue;  // another process reclaims it
+      for (int device = 0; device < kFakeMaxDevices; ++device) {
+        const std::uint64_t held = process.used[device].exchange(0);
+        state_->device[device].used.fetch_sub(held);
+        reclaimed += held;
+      }
+      process.pid.store(0);
+    }
+    return reclaimed;
   }
 
   FakeState* state_ = nullptr;
+  int query_fd_ = -1;
+  int lock_fd_ = -1;
+  int slot_ = -1;
   std::mutex mutex_;
   std::unordered_map<CUdeviceptr, FakeAllocation> allocations_;
 };

@@ -105,7 +105,7 @@ TEST(Interposer, AWaitThatNoFreeEndsIsRefusedAfterItsTimeoutInsteadOfHanging) {
 }
 
 TEST(Interposer, ThePriorityResolverEndsExactlyTheLowerPriorityPodThatFreesEnough) {
-  FakeGpuNode node(2 * kGiB, /*overcommit=*/true);  // the fake device keeps what an ended process held
+  FakeGpuNode node(2 * kGiB);
   const Environment resolver = {{"TESSERA_GPU_MEMORY_RESOLVER", "priority"}, {"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "600000"}};
   Running low = node.start(with(pod("low", kGiB), {{"TESSERA_POD_PRIORITY", "1"}}), {"hold", std::to_string(800 * kMiB)});
   ASSERT_EQ(FakeGpuNode::read_until(low, "held="), "held=1\n");
@@ -141,7 +141,7 @@ TEST(Interposer, ThePriorityResolverEndsNobodyOfHigherPriorityAndFallsBackToWait
 }
 
 TEST(Interposer, MemoryAProcessDiedHoldingComesBackToTheOthers) {
-  FakeGpuNode node(kGiB, /*overcommit=*/true);  // a fake device cannot free what a dead process held
+  FakeGpuNode node(kGiB);
   const Finished crash = node.run(pod("crashing", kGiB), {"hold", std::to_string(800 * kMiB), "die"});
   ASSERT_EQ(crash.value("held"), "1");
   {

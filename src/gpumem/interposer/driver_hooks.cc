@@ -42,7 +42,14 @@ CUresult charged_free(std::uint64_t key, bool vmm_handle, Function function, Arg
   return result;
 }
 
-constexpr std::size_t kPitchAlignment = 512;  // the widest pitch alignment devices use
+constexpr std::size_t kPitchAlignment = 512;
+
+// A driver without the per-thread-default-stream variant gets the plain one: they differ only in
+// what stream 0 means.
+template <typename Function>
+Function per_thread(Function per_thread_variant, Function plain) {
+  return per_thread_variant != nullptr ? per_thread_variant : plain;
+}  // the widest pitch alignment devices use
 
 }  // namespace
 }  // namespace tessera::gpumem
@@ -62,7 +69,9 @@ TESSERA_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CU
 }
 
 TESSERA_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
-  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async_ptsz, bytes, stream);
+  return charged_allocation(self().current_ordinal(), bytes, dptr,
+                            per_thread(self().driver().mem_alloc_async_ptsz, self().driver().mem_alloc_async), bytes,
+                            stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
@@ -73,8 +82,10 @@ TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, std::size_t b
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
                                                      CUstream stream) {
-  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_from_pool_async_ptsz,
-                            bytes, pool, stream);
+  return charged_allocation(
+      self().current_ordinal(), bytes, dptr,
+      per_thread(self().driver().mem_alloc_from_pool_async_ptsz, self().driver().mem_alloc_from_pool_async), bytes,
+      pool, stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, std::size_t* pitch, std::size_t width_bytes,
@@ -112,7 +123,8 @@ TESSERA_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
 }
 
 TESSERA_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
-  return charged_free(dptr, false, self().driver().mem_free_async_ptsz, dptr, stream);
+  return charged_free(dptr, false, per_thread(self().driver().mem_free_async_ptsz, self().driver().mem_free_async),
+                      dptr, stream);
 }
 
 // Physical memory of the virtual memory management API: charged when created, whatever is mapped.
@@ -171,8 +183,8 @@ void* wrapper_for(const char* symbol, int cuda_version, cuuint64_t flags, bool e
       {"cuMemAlloc", reinterpret_cast<void*>(&cuMemAlloc_v2), nullptr, 3020, "cuMemAlloc_v2"},
       {"cuMemAllocPitch", reinterpret_cast<void*>(&cuMemAllocPitch_v2), nullptr, 3020, "cuMemAllocPitch_v2"},
       {"cuMemAllocManaged", reinterpret_cast<void*>(&cuMemAllocManaged), nullptr, 0, "cuMemAllocManaged"},
-      {"cuMemAllocAsync", reinterpret_cast<void*>(&cuMemAllocAsync), reinterpret_cast<void*>(&cuMemAllocAsync_ptsz),
-       0, "cuMemAllocAsync"},
+      {"cuMemAllocAsync", reinterpret_cast<void*>(&cuMemAllocAsync), reinterpret_cast<void*>(&cuMemAllocAsync_ptsz), 0,
+       "cuMemAllocAsync"},
       {"cuMemAllocFromPoolAsync", reinterpret_cast<void*>(&cuMemAllocFromPoolAsync),
        reinterpret_cast<void*>(&cuMemAllocFromPoolAsync_ptsz), 0, "cuMemAllocFromPoolAsync"},
       {"cuMemFree", reinterpret_cast<void*>(&cuMemFree_v2), nullptr, 3020, "cuMemFree_v2"},
