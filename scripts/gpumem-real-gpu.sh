@@ -30,7 +30,21 @@ GiB=$((1024 * 1024 * 1024))
 MiB=$((1024 * 1024))
 
 say() { echo "$*" | tee -a "$summary"; }
-value() { sed -n "s/^$2=//p" "$1" | head -n1; }  # value FILE KEY
+# Every step's time limit is cut to what is left of the script's budget (230 s), so the whole
+# script ends within 4 minutes however the steps go; a step with under 5 s left is skipped.
+deadline=$((script_started + ${TESSERA_GPUMEM_BUDGET_SECONDS:-230}))
+limit_for() {  # limit_for SECONDS: prints the step's limit, or 0 when the budget is spent
+  local left=$((deadline - $(date +%s)))
+  if [ $left -lt 5 ]; then echo 0; elif [ $left -lt "$1" ]; then echo $left; else echo "$1"; fi
+}
+guarded() {  # guarded SECONDS COMMAND...: the command under the step's limit (status 125: not run)
+  local seconds
+  seconds=$(limit_for "$1")
+  shift
+  [ "$seconds" = 0 ] && return 125
+  timeout -k 5 "$seconds" "$@"
+}
+value() { sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n1; }  # value FILE KEY
 verdict() {  # verdict NAME CONDITION-RESULT DETAIL
   if [ "$2" = 0 ]; then say "PASS  $1: $3"; else say "FAIL  $1: $3"; failures=$((failures + 1)); fi
 }
@@ -65,13 +79,23 @@ if [ -z "${TESSERA_GPUMEM_PREBUILT:-}" ]; then
   flags=(-std=c++20 -O2 -Wall -Wextra -I"$repo/src" -I"$repo/tests/gpumem")
   core=("$repo"/src/gpumem/{ledger,charge_rules,futex,allocation_gate,pod_settings}.cc)
   build_started=$(date +%s)
-  if ! timeout 120 g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden "${core[@]}" \
-        "$repo"/src/gpumem/interposer/*.cc -o "$bin/libtessera-gpumem.so" -ldl -lpthread 2>"$work/build.log" ||
-     ! timeout 60 g++ "${flags[@]}" "$repo/tests/gpumem/gpumem_workload.cc" -o "$bin/gpumem_workload" -ldl 2>>"$work/build.log" ||
-     ! timeout 60 g++ "${flags[@]}" "$repo"/src/gpumem/{ledger,charge_rules,futex,ledger_report,ledger_main}.cc \
-        -o "$bin/tessera-gpumem-ledger" -lpthread 2>>"$work/build.log"; then
+  build_limit=$(limit_for 120)
+  timeout "$build_limit" g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden "${core[@]}" \
+    "$repo"/src/gpumem/interposer/*.cc -o "$bin/libtessera-gpumem.so" -ldl -lpthread 2>"$work/build-interposer.log" &
+  interposer_build=$!
+  timeout "$build_limit" g++ "${flags[@]}" "$repo/tests/gpumem/gpumem_workload.cc" -o "$bin/gpumem_workload" -ldl \
+    2>"$work/build-workload.log" &
+  workload_build=$!
+  timeout "$build_limit" g++ "${flags[@]}" "$repo"/src/gpumem/{ledger,charge_rules,futex,ledger_report,ledger_main}.cc \
+    -o "$bin/tessera-gpumem-ledger" -lpthread 2>"$work/build-ledger.log" &
+  ledger_build=$!
+  built=0
+  wait $interposer_build || built=1
+  wait $workload_build || built=1
+  wait $ledger_build || built=1
+  if [ $built != 0 ]; then
     say "FAIL  build (g++ $(g++ -dumpversion 2>/dev/null)):"
-    tail -n 30 "$work/build.log" | tee -a "$summary"
+    tail -n 30 "$work"/build-*.log | tee -a "$summary"
     exit 1
   fi
   say "built in $(($(date +%s) - build_started)) s with g++ $(g++ -dumpversion)"
@@ -82,8 +106,10 @@ ledger_tool="$bin/tessera-gpumem-ledger"
 
 # run STEP SECONDS [VAR=VALUE...] -- ARGS: the workload, interposed, with a fresh ledger per step.
 run() {
-  local step=$1 seconds=$2
+  local step=$1 seconds
+  seconds=$(limit_for "$2")
   shift 2
+  if [ "$seconds" = 0 ]; then say "SKIP  $step: the script's time budget is spent"; return 125; fi
   local environment=()
   while [ "$1" != "--" ]; do environment+=("$1"); shift; done
   shift
@@ -94,8 +120,10 @@ run() {
   return $status
 }
 direct() {
-  local step=$1 seconds=$2
+  local step=$1 seconds
+  seconds=$(limit_for "$2")
   shift 2
+  if [ "$seconds" = 0 ]; then say "SKIP  $step: the script's time budget is spent"; return 125; fi
   timeout -k 5 "$seconds" "$workload" "$@" >"$work/$step.out" 2>"$work/$step.err"
 }
 
@@ -141,7 +169,7 @@ capacity=$((2 * GiB))
 run burst 90 TESSERA_GPU_DEVICE_MEMORY=$capacity TESSERA_GPU_MEMORY_LIMIT=$((512 * MiB)) TESSERA_GPUMEM_WAIT_TIMEOUT_MS=200 \
   -- burst "$processes" 10 $((128 * MiB)) 1
 status=$?
-timeout 20 "$ledger_tool" "$work/burst.ledger" >"$work/burst.ledger.txt" 2>&1
+guarded 20 "$ledger_tool" "$work/burst.ledger" >"$work/burst.ledger.txt" 2>&1
 peak=$(sed -n 's/^device=0 .*peak_used=\([0-9]*\).*/\1/p' "$work/burst.ledger.txt")
 used_after=$(sed -n 's/^device=0 .*capacity=[0-9]* used=\([0-9]*\).*/\1/p' "$work/burst.ledger.txt")
 [ $status = 0 ] && [ -n "$peak" ] && [ "$peak" -le $capacity ] && [ "$used_after" = 0 ]
@@ -159,22 +187,25 @@ ledger="$work/priority.ledger"
 common=(TESSERA_GPUMEM_LEDGER="$ledger" LD_PRELOAD="$interposer" TESSERA_GPU_DEVICE_MEMORY=$((3 * GiB / 2))
   TESSERA_GPU_MEMORY_LIMIT=$GiB TESSERA_GPU_MEMORY_RESOLVER=priority TESSERA_GPUMEM_WAIT_TIMEOUT_MS=20000)
 mkfifo "$work/low.in"
-env "${common[@]}" TESSERA_POD_UID=low TESSERA_POD_PRIORITY=10 timeout -k 5 60 "$workload" hold $GiB \
+guarded 60 env "${common[@]}" TESSERA_POD_UID=low TESSERA_POD_PRIORITY=10 "$workload" hold $GiB \
   <"$work/low.in" >"$work/low.out" 2>"$work/low.err" &
 low=$!
 exec 7>"$work/low.in"
-for _ in $(seq 1 200); do grep -q '^held=' "$work/low.out" 2>/dev/null && break; sleep 0.1; done
-env "${common[@]}" TESSERA_POD_UID=high TESSERA_POD_PRIORITY=100 timeout -k 5 40 "$workload" alloc $GiB \
+for _ in $(seq 1 200); do
+  grep -q '^held=' "$work/low.out" 2>/dev/null || ! kill -0 $low 2>/dev/null || [ "$(limit_for 5)" = 0 ] && break
+  sleep 0.1
+done
+guarded 40 env "${common[@]}" TESSERA_POD_UID=high TESSERA_POD_PRIORITY=100 "$workload" alloc $GiB \
   >"$work/high.out" 2>"$work/high.err"
+exec 7>&-  # end of input: a low-priority process still alive frees and exits 0
 wait $low
 low_status=$?
-exec 7>&-
 [ "$(value "$work/low.out" held)" = 1 ] && [ "$(value "$work/high.out" result)" = 0 ] && [ $low_status = 137 ]
 verdict "priority" $? "low-priority pod held 1 GiB; high-priority pod's 1 GiB: CUDA result $(value "$work/high.out" result) after $(value "$work/high.out" elapsed_ms) ms; low pod's process ended with status $low_status (137 = killed)"
 
 # --- 7. a process that dies holding memory: its charge is reclaimed --------------------------------
 run death 30 TESSERA_POD_UID=crash TESSERA_GPU_MEMORY_LIMIT=$GiB -- hold $((256 * MiB)) die
-timeout 20 "$ledger_tool" "$work/death.ledger" >"$work/death.ledger.txt" 2>&1
+guarded 20 "$ledger_tool" "$work/death.ledger" >"$work/death.ledger.txt" 2>&1
 reclaimed=$(value "$work/death.ledger.txt" reclaimed)
 [ "$reclaimed" = $((256 * MiB)) ]
 verdict "reclaim" $? "a process ended holding 256 MiB; the ledger reclaimed ${reclaimed:-?} bytes"
