@@ -49,11 +49,11 @@ for mode in without with; do
   common=(TESSERA_FAKE_CUDA_STATE="$state" TESSERA_FAKE_CUDA_DEVICE_MEMORY=$capacity TESSERA_FAKE_CUDA_OVERCOMMIT=1
     TESSERA_GPU_MEMORY_LIMIT=$GiB TESSERA_GPUMEM_WAIT_TIMEOUT_MS=200 TESSERA_GPUMEM_LEDGER="$work/burst-$mode.ledger")
   if [ $mode = with ]; then common+=(LD_PRELOAD="$bin/libtessera-gpumem.so"); fi
-  burst=$(env "${common[@]}" "$bin/gpumem_workload" burst 64 20 $((128 * MiB)) 1)
+  burst=$(env "${common[@]}" "$bin/gpumem_workload" burst 64 10 $((128 * MiB)) 1 4)
   stats=$(TESSERA_FAKE_CUDA_STATE="$state" "$bin/gpumem_workload" fake-stats)
   peak=$(value "$stats" fake_peak_used)
   overshoot=$((peak > capacity ? peak - capacity : 0))
-  echo "overshoot $mode the interposer: 64 processes x 20 bursts of 1-4 allocations up to 128 MiB on a 4 GiB device: peak $peak bytes, overshoot $overshoot bytes ($(value "$burst" burst_grants) grants, $(value "$burst" burst_refusals) refused after waiting 200 ms, $(value "$burst" burst_corrupt) corrupted)"
+  echo "overshoot $mode the interposer: 64 processes x 4 threads x 10 bursts of 1-4 allocations up to 128 MiB on a 4 GiB device: peak $peak bytes, overshoot $overshoot bytes ($(value "$burst" burst_grants) grants, $(value "$burst" burst_refusals) refused after waiting 200 ms, $(value "$burst" burst_corrupt) corrupted)"
 done
 
 wait_out=$(interposed wait TESSERA_FAKE_CUDA_DEVICE_MEMORY=$((3 * GiB / 2)) TESSERA_GPU_MEMORY_LIMIT=$GiB \

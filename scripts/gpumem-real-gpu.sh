@@ -83,7 +83,7 @@ if [ -z "${TESSERA_GPUMEM_PREBUILT:-}" ]; then
   timeout "$build_limit" g++ "${flags[@]}" -fPIC -shared -fvisibility=hidden -fvisibility-inlines-hidden "${core[@]}" \
     "$repo"/src/gpumem/interposer/*.cc -o "$bin/libtessera-gpumem.so" -ldl -lpthread 2>"$work/build-interposer.log" &
   interposer_build=$!
-  timeout "$build_limit" g++ "${flags[@]}" "$repo/tests/gpumem/gpumem_workload.cc" -o "$bin/gpumem_workload" -ldl \
+  timeout "$build_limit" g++ "${flags[@]}" "$repo/tests/gpumem/gpumem_workload.cc" -o "$bin/gpumem_workload" -ldl -lpthread \
     2>"$work/build-workload.log" &
   workload_build=$!
   timeout "$build_limit" g++ "${flags[@]}" "$repo"/src/gpumem/{ledger,charge_rules,futex,ledger_report,ledger_main}.cc \
@@ -167,13 +167,13 @@ done < <(grep '^variant_' "$work/variants.out")
 # --- 4. concurrency: N pods bursting at once on a device the ledger says holds 2 GiB ---------------
 capacity=$((2 * GiB))
 run burst 90 TESSERA_GPU_DEVICE_MEMORY=$capacity TESSERA_GPU_MEMORY_LIMIT=$((512 * MiB)) TESSERA_GPUMEM_WAIT_TIMEOUT_MS=200 \
-  -- burst "$processes" 10 $((128 * MiB)) 1
+  -- burst "$processes" 10 $((128 * MiB)) 1 4
 status=$?
 guarded 20 "$ledger_tool" "$work/burst.ledger" >"$work/burst.ledger.txt" 2>&1
 peak=$(sed -n 's/^device=0 .*peak_used=\([0-9]*\).*/\1/p' "$work/burst.ledger.txt")
 used_after=$(sed -n 's/^device=0 .*capacity=[0-9]* used=\([0-9]*\).*/\1/p' "$work/burst.ledger.txt")
 [ $status = 0 ] && [ -n "$peak" ] && [ "$peak" -le $capacity ] && [ "$used_after" = 0 ]
-verdict "concurrency" $? "$processes processes: $(value "$work/burst.out" burst_grants) grants, $(value "$work/burst.out" burst_refusals) refused after waiting, $(value "$work/burst.out" burst_corrupt) corrupted, $(value "$work/burst.out" burst_errors) driver errors; ledger peak ${peak:-?} of $capacity bytes (overshoot $(( ${peak:-0} > capacity ? ${peak:-0} - capacity : 0 ))), ${used_after:-?} left charged"
+verdict "concurrency" $? "$processes processes x 4 threads: $(value "$work/burst.out" burst_grants) grants, $(value "$work/burst.out" burst_refusals) refused after waiting, $(value "$work/burst.out" burst_corrupt) corrupted, $(value "$work/burst.out" burst_errors) driver errors; ledger peak ${peak:-?} of $capacity bytes (overshoot $(( ${peak:-0} > capacity ? ${peak:-0} - capacity : 0 ))), ${used_after:-?} left charged"
 
 # --- 5. wait and retry: how soon a waiting allocation is granted after the free that makes room ----
 run wait 60 TESSERA_GPU_DEVICE_MEMORY=$((3 * GiB / 2)) TESSERA_GPU_MEMORY_LIMIT=$GiB TESSERA_GPUMEM_WAIT_TIMEOUT_MS=10000 \

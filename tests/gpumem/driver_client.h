@@ -15,6 +15,7 @@
 namespace tessera::gpumem::testing {
 
 struct DriverClient {
+  CUcontext context = nullptr;  // the device's primary context, current on the opening thread
   PFN_cuInit init = nullptr;
   PFN_cuDeviceGet device_get = nullptr;
   PFN_cuDevicePrimaryCtxRetain primary_ctx_retain = nullptr;
@@ -84,11 +85,10 @@ inline DriverClient open_driver(bool via_proc_address, int ordinal = 0) {
   find("cuMemRelease", "cuMemRelease", client.mem_release, false);
   find("cuMemGetAllocationGranularity", "cuMemGetAllocationGranularity", client.mem_get_allocation_granularity, false);
   CUdevice device = 0;
-  CUcontext context = nullptr;
   CUresult status = client.init(0);
   if (status == CUDA_SUCCESS) status = client.device_get(&device, ordinal);
-  if (status == CUDA_SUCCESS) status = client.primary_ctx_retain(&context, device);
-  if (status == CUDA_SUCCESS) status = client.ctx_set_current(context);
+  if (status == CUDA_SUCCESS) status = client.primary_ctx_retain(&client.context, device);
+  if (status == CUDA_SUCCESS) status = client.ctx_set_current(client.context);
   if (status != CUDA_SUCCESS) {
     std::fprintf(stderr, "cannot open device %d: CUDA error %d\n", ordinal, status);
     std::exit(3);

@@ -121,7 +121,7 @@ class FakeGpuNode {
     }
     if (running.output != nullptr) std::fclose(running.output);
     int status = 0;
-    waitpid(running.pid, &status, 0);
+    if (running.pid > 0) waitpid(running.pid, &status, 0);
     if (WIFEXITED(status)) finished.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) finished.signal = WTERMSIG(status);
     return finished;

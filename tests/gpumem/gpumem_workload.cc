@@ -5,11 +5,15 @@
 //   gpumem_workload overhead ITERATIONS BYTES      median ns of one cuMemAlloc+cuMemFree pair
 //   gpumem_workload limit CHUNK                    allocates CHUNK at a time until refused
 //   gpumem_workload variants BYTES                 each allocation function: BYTES granted, then refused past the limit
-//   gpumem_workload burst PROCESSES ITERATIONS MAX_BYTES SEED
-//                                                  PROCESSES pods (TESSERA_POD_UID=burst-<i>) at once
+//   gpumem_workload burst PROCESSES ITERATIONS MAX_BYTES SEED [THREADS]
+//                                                  PROCESSES pods (TESSERA_POD_UID=burst-<i>) at once,
+//                                                  each allocating from THREADS threads (default 1)
 //   gpumem_workload wait-latency ROUNDS BYTES      how soon a waiting allocation is granted after a free
-//   gpumem_workload hold BYTES [die]               allocates, prints held=1, then frees at end of
-//                                                  stdin — or with `die`, ends without freeing
+//   gpumem_workload hold BYTES [die|die-leaving-child]
+//                                                  allocates, prints held=1, then frees at end of
+//                                                  stdin — or with `die`, ends without freeing; with
+//                                                  `die-leaving-child`, first forks a child that lives
+//                                                  until the end of stdin
 //   gpumem_workload alloc BYTES                    one allocation: its result and how long it took
 //   gpumem_workload fake-stats                     the fake driver's own count of device 0's peak use
 // Options before the command: --proc (entry points through cuGetProcAddress, as CUDA 12 runtimes).
@@ -26,6 +30,7 @@
 #include <ctime>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "driver_client.h"
@@ -175,10 +180,11 @@ struct BurstTotals {
   std::uint64_t errors = 0;
 };
 
-// One pod's bursts: 1-4 allocations of random size, a pattern written into each, held briefly,
+// One thread's bursts: 1-4 allocations of random size, a pattern written into each, held briefly,
 // checked and freed.
-BurstTotals burst_child(std::uint64_t iterations, std::uint64_t max_bytes, std::uint64_t seed) {
-  DriverClient cuda = open_driver(via_proc_address);
+BurstTotals burst_thread(const DriverClient& cuda, std::uint64_t iterations, std::uint64_t max_bytes,
+                         std::uint64_t seed) {
+  cuda.ctx_set_current(cuda.context);
   std::mt19937_64 random(seed);
   BurstTotals totals;
   std::vector<std::uint64_t> pattern(512), readback(512);
@@ -218,7 +224,25 @@ BurstTotals burst_child(std::uint64_t iterations, std::uint64_t max_bytes, std::
   return totals;
 }
 
-int burst(int processes, std::uint64_t iterations, std::uint64_t max_bytes, std::uint64_t seed) {
+BurstTotals burst_child(int threads, std::uint64_t iterations, std::uint64_t max_bytes, std::uint64_t seed) {
+  const DriverClient cuda = open_driver(via_proc_address);
+  std::vector<BurstTotals> totals(threads);
+  std::vector<std::thread> running;
+  for (int i = 0; i < threads; ++i) {
+    running.emplace_back([&, i] { totals[i] = burst_thread(cuda, iterations, max_bytes, seed * 7919 + i); });
+  }
+  BurstTotals sum;
+  for (int i = 0; i < threads; ++i) {
+    running[i].join();
+    sum.grants += totals[i].grants;
+    sum.refusals += totals[i].refusals;
+    sum.corrupt += totals[i].corrupt;
+    sum.errors += totals[i].errors;
+  }
+  return sum;
+}
+
+int burst(int processes, std::uint64_t iterations, std::uint64_t max_bytes, std::uint64_t seed, int threads) {
   int results[2];
   if (pipe(results) != 0) return 4;
   std::vector<pid_t> children;
@@ -228,7 +252,7 @@ int burst(int processes, std::uint64_t iterations, std::uint64_t max_bytes, std:
       close(results[0]);
       const std::string uid = "burst-" + std::to_string(i);
       setenv("TESSERA_POD_UID", uid.c_str(), 1);
-      const BurstTotals totals = burst_child(iterations, max_bytes, seed * 1000003 + i);
+      const BurstTotals totals = burst_child(threads, iterations, max_bytes, seed * 1000003 + i);
       write_all(results[1], &totals, sizeof(totals));
       _exit(0);
     }
@@ -250,9 +274,9 @@ int burst(int processes, std::uint64_t iterations, std::uint64_t max_bytes, std:
     waitpid(child, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
   }
-  std::printf("burst_processes=%d\nburst_grants=%llu\nburst_refusals=%llu\nburst_corrupt=%llu\nburst_errors=%llu\n"
+  std::printf("burst_processes=%d\nburst_threads=%d\nburst_grants=%llu\nburst_refusals=%llu\nburst_corrupt=%llu\nburst_errors=%llu\n"
               "burst_failed_processes=%d\n",
-              processes, static_cast<unsigned long long>(sum.grants), static_cast<unsigned long long>(sum.refusals),
+              processes, threads, static_cast<unsigned long long>(sum.grants), static_cast<unsigned long long>(sum.refusals),
               static_cast<unsigned long long>(sum.corrupt), static_cast<unsigned long long>(sum.errors), failed);
   return sum.corrupt == 0 && sum.errors == 0 && failed == 0 ? 0 : 1;
 }
@@ -310,14 +334,20 @@ int wait_latency(int rounds, std::uint64_t bytes) {
   return refused == 0 && early == 0 ? 0 : 1;
 }
 
-int hold(std::uint64_t bytes, bool die) {
+int hold(std::uint64_t bytes, const std::string& ending) {
   DriverClient cuda = open_driver(via_proc_address);
   CUdeviceptr pointer = 0;
   const CUresult result = cuda.mem_alloc(&pointer, bytes);
+  if (result == CUDA_SUCCESS && ending == "die-leaving-child" && fork() == 0) {
+    char buffer[64];
+    while (read(0, buffer, sizeof(buffer)) > 0) {
+    }
+    _exit(0);
+  }
   std::printf("held=%d\n", result == CUDA_SUCCESS ? 1 : 0);
   std::fflush(stdout);
   if (result != CUDA_SUCCESS) return 1;
-  if (die) _exit(0);  // ends without freeing, as a crashed server does
+  if (!ending.empty()) _exit(0);  // ends without freeing, as a crashed server does
   char buffer[64];
   while (read(0, buffer, sizeof(buffer)) > 0) {
   }
@@ -370,11 +400,12 @@ int main(int argc, char** argv) {
   if (command == "overhead" && count == 2) return overhead(number(rest[0]), number(rest[1]));
   if (command == "limit" && count == 1) return limit(number(rest[0]));
   if (command == "variants" && count == 1) return variants(number(rest[0]));
-  if (command == "burst" && count == 4) {
-    return burst(static_cast<int>(number(rest[0])), number(rest[1]), number(rest[2]), number(rest[3]));
+  if (command == "burst" && (count == 4 || count == 5)) {
+    return burst(static_cast<int>(number(rest[0])), number(rest[1]), number(rest[2]), number(rest[3]),
+                 count == 5 ? std::max(1, static_cast<int>(number(rest[4]))) : 1);
   }
   if (command == "wait-latency" && count == 2) return wait_latency(static_cast<int>(number(rest[0])), number(rest[1]));
-  if (command == "hold" && (count == 1 || count == 2)) return hold(number(rest[0]), count == 2);
+  if (command == "hold" && (count == 1 || count == 2)) return hold(number(rest[0]), count == 2 ? rest[1] : "");
   if (command == "alloc" && count == 1) return alloc_once(number(rest[0]));
   if (command == "fake-stats" && count == 0) return fake_stats();
   return usage();

@@ -59,13 +59,14 @@ INSTANTIATE_TEST_SUITE_P(DlsymAndGetProcAddress, InterposerPaths, ::testing::Boo
                            return info.param ? "ThroughCuGetProcAddress" : "ThroughDlsym";
                          });
 
-TEST(Interposer, SixtyFourProcessesBurstingAtOnceNeverOvershootTheDeviceNorLoseAFree) {
+TEST(Interposer, SixtyFourProcessesOfFourThreadsBurstingAtOnceNeverOvershootTheDeviceNorLoseAFree) {
   // The fake device grants past its capacity here and records its peak: only the ledger stops them.
   FakeGpuNode node(2 * kGiB, /*overcommit=*/true);
   const Finished burst = node.run({{"TESSERA_GPU_MEMORY_LIMIT", std::to_string(512 * kMiB)},
                                    {"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "100"}},
-                                  {"burst", "64", "10", std::to_string(96 * kMiB), "7"});
+                                  {"burst", "64", "10", std::to_string(96 * kMiB), "7", "4"});
   ASSERT_EQ(burst.exit_code, 0);
+  EXPECT_EQ(burst.value("burst_threads"), "4");
   EXPECT_EQ(burst.number("burst_corrupt"), 0u);
   EXPECT_EQ(burst.number("burst_errors"), 0u);
   EXPECT_GT(burst.number("burst_grants"), 0u);
@@ -154,6 +155,19 @@ TEST(Interposer, MemoryAProcessDiedHoldingComesBackToTheOthers) {
   auto ledger = node.ledger();
   EXPECT_EQ(entry_of(*ledger, "crashing")->used, 0u);
   EXPECT_EQ(device0(*ledger).used, 0u);
+}
+
+TEST(Interposer, AForkedChildDoesNotKeepItsParentsChargeAlive) {
+  FakeGpuNode node(kGiB);
+  Running parent = node.start(pod("forking", kGiB), {"hold", std::to_string(800 * kMiB), "die-leaving-child"});
+  ASSERT_EQ(FakeGpuNode::read_until(parent, "held="), "held=1\n");
+  int status = 0;
+  waitpid(parent.pid, &status, 0);  // the parent has ended; its child lives until its input closes
+  auto ledger = node.ledger();
+  EXPECT_EQ(ledger->reclaim_dead_processes(), 800 * kMiB);
+  EXPECT_EQ(device0(*ledger).used, 0u);
+  parent.pid = -1;
+  FakeGpuNode::finish(parent);
 }
 
 }  // namespace
