@@ -22,6 +22,8 @@ std::string_view predicate_name(Predicate predicate) {
       return "InsufficientWholeGpus";
     case Predicate::kGpuFraction:
       return "InsufficientGpuFraction";
+    case Predicate::kGpuMemoryLimit:
+      return "GpuMemoryLimitOvercommit";
     case Predicate::kReserved:
       return "Reserved";
   }
@@ -48,6 +50,8 @@ std::string_view predicate_phrase(Predicate predicate) {
       return "not enough idle GPUs";
     case Predicate::kGpuFraction:
       return "no GPU with enough free portion or memory";
+    case Predicate::kGpuMemoryLimit:
+      return "room for the GPU memory request but not for its limit at the node's overcommit";
     case Predicate::kReserved:
       return "reserved for a waiting workload";
   }
@@ -97,10 +101,31 @@ Predicate check_static(const NodeSpec& node, const PodSpec& pod) {
   return Predicate::kFits;
 }
 
-bool device_fits_fraction(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
+namespace {
+
+// Whether the device has room for the request (its memory) only, and for the limit too (the
+// overcommit cap on the sum of the limits; a limit beyond the device's memory fits nowhere).
+enum class DeviceRoom : uint8_t { kNone, kRequestOnly, kBoth };
+
+DeviceRoom device_room(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
   const GpuDevice& gpu = node.gpus[device];
-  if (!pod.allowed_models.allows(gpu.model)) return false;
-  return pod.gpu.milli_on_device(gpu.memory_bytes) <= state.gpu_free_milli(device);
+  if (!pod.allowed_models.allows(gpu.model)) return DeviceRoom::kNone;
+  const int request = pod.gpu.milli_on_device(gpu.memory_bytes);
+  if (request > state.gpu_free_milli(device)) return DeviceRoom::kNone;
+  // A limit equal to the request, on a node without bursts, takes no room but the request's: the
+  // common case, decided without computing the limit.
+  const bool bursts = pod.gpu.kind == GpuRequest::Kind::kMemory && pod.gpu.memory_limit_bytes > pod.gpu.memory_bytes;
+  if (!bursts && state.gpu_burst_milli.empty()) return DeviceRoom::kBoth;
+  const int limit = pod.gpu.limit_milli_on_device(gpu.memory_bytes);
+  return limit <= kMilliPerGpu && state.device_limit_milli(device) + limit <= node.gpu_memory_overcommit_milli
+             ? DeviceRoom::kBoth
+             : DeviceRoom::kRequestOnly;
+}
+
+}  // namespace
+
+bool device_fits_fraction(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
+  return device_room(node, state, pod, device) == DeviceRoom::kBoth;
 }
 
 Predicate check_capacity(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
@@ -117,11 +142,15 @@ Predicate check_capacity(const NodeSpec& node, const NodeState& state, const Pod
       return idle >= pod.gpu.whole_gpus ? Predicate::kFits : Predicate::kWholeGpus;
     }
     case GpuRequest::Kind::kPortion:
-    case GpuRequest::Kind::kMemory:
+    case GpuRequest::Kind::kMemory: {
+      bool request_room = false;
       for (int device = 0; device < node.gpu_count(); ++device) {
-        if (device_fits_fraction(node, state, pod, device)) return Predicate::kFits;
+        const DeviceRoom room = device_room(node, state, pod, device);
+        if (room == DeviceRoom::kBoth) return Predicate::kFits;
+        request_room = request_room || room == DeviceRoom::kRequestOnly;
       }
-      return Predicate::kGpuFraction;
+      return request_room ? Predicate::kGpuMemoryLimit : Predicate::kGpuFraction;
+    }
   }
   return Predicate::kFits;
 }
