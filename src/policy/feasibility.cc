@@ -103,29 +103,32 @@ Predicate check_static(const NodeSpec& node, const PodSpec& pod) {
 
 namespace {
 
-// Whether the device has room for the request (its memory) only, and for the limit too (the
-// overcommit cap on the sum of the limits; a limit beyond the device's memory fits nowhere).
-enum class DeviceRoom : uint8_t { kNone, kRequestOnly, kBoth };
-
-DeviceRoom device_room(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
+// Room for the request: the device's model is allowed and its memory has the request's portion.
+bool request_fits(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
   const GpuDevice& gpu = node.gpus[device];
-  if (!pod.allowed_models.allows(gpu.model)) return DeviceRoom::kNone;
-  const int request = pod.gpu.milli_on_device(gpu.memory_bytes);
-  if (request > state.gpu_free_milli(device)) return DeviceRoom::kNone;
-  // A limit equal to the request, on a node without bursts, takes no room but the request's: the
-  // common case, decided without computing the limit.
-  const bool bursts = pod.gpu.kind == GpuRequest::Kind::kMemory && pod.gpu.memory_limit_bytes > pod.gpu.memory_bytes;
-  if (!bursts && state.gpu_burst_milli.empty()) return DeviceRoom::kBoth;
-  const int limit = pod.gpu.limit_milli_on_device(gpu.memory_bytes);
-  return limit <= kMilliPerGpu && state.device_limit_milli(device) + limit <= node.gpu_memory_overcommit_milli
-             ? DeviceRoom::kBoth
-             : DeviceRoom::kRequestOnly;
+  return pod.allowed_models.allows(gpu.model) &&
+         pod.gpu.milli_on_device(gpu.memory_bytes) <= state.gpu_free_milli(device);
+}
+
+// Whether limits can say more than requests: the pod's limit passes its request, or a pod on the
+// node already bursts. Otherwise the limits on a device are its requests, within its memory and
+// so within any overcommit (>= 1): the common case, decided without computing a limit.
+bool limits_matter(const NodeState& state, const PodSpec& pod) {
+  return !state.gpu_burst_milli.empty() ||
+         (pod.gpu.kind == GpuRequest::Kind::kMemory && pod.gpu.memory_limit_bytes > pod.gpu.memory_bytes);
+}
+
+// Room for the limit: the device's limits stay within the node's overcommit cap, and the limit
+// within the device (a limit beyond its memory fits nowhere).
+bool limit_fits(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
+  const int limit = pod.gpu.limit_milli_on_device(node.gpus[device].memory_bytes);
+  return limit <= kMilliPerGpu && state.device_limit_milli(device) + limit <= node.gpu_memory_overcommit_milli;
 }
 
 }  // namespace
 
 bool device_fits_fraction(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
-  return device_room(node, state, pod, device) == DeviceRoom::kBoth;
+  return request_fits(node, state, pod, device) && (!limits_matter(state, pod) || limit_fits(node, state, pod, device));
 }
 
 Predicate check_capacity(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
@@ -143,11 +146,12 @@ Predicate check_capacity(const NodeSpec& node, const NodeState& state, const Pod
     }
     case GpuRequest::Kind::kPortion:
     case GpuRequest::Kind::kMemory: {
+      const bool limits = limits_matter(state, pod);
       bool request_room = false;
       for (int device = 0; device < node.gpu_count(); ++device) {
-        const DeviceRoom room = device_room(node, state, pod, device);
-        if (room == DeviceRoom::kBoth) return Predicate::kFits;
-        request_room = request_room || room == DeviceRoom::kRequestOnly;
+        if (!request_fits(node, state, pod, device)) continue;
+        if (!limits || limit_fits(node, state, pod, device)) return Predicate::kFits;
+        request_room = true;
       }
       return request_room ? Predicate::kGpuMemoryLimit : Predicate::kGpuFraction;
     }
