@@ -71,6 +71,7 @@ printf 'ContextTokens,GeneratedTokens\n12,x\n' > requests.csv
 expect_error "requests.csv:2: column 'GeneratedTokens': 'x' is not a number" sim --mode gpu-memory \
   --gpu-memory-requests requests.csv
 expect_error "overcommit 9 is not between 1 and 8" sim --mode gpu-memory --gpu-memory-ratios 1.5,9
+expect_error "gpu-memory mode prints its tables only" sim --mode gpu-memory --json gm.json
 
 # 3. Bad input: clear errors naming file, line and field; non-zero exit; nothing written.
 printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,abc,262144,2,P100\n' > nodes.csv

@@ -214,7 +214,13 @@ int write_outputs(const nlohmann::json& json, const std::string& html, const Sim
 }
 
 int run_sim(SimOptions options) {
-  if (options.mode == "gpu-memory") return run_gpu_memory_sim(options.gpu_memory, options.seeds, options.first_seed);
+  if (options.mode == "gpu-memory") {
+    if (!options.json_path.empty()) {
+      fmt::print(stderr, "error: --json: gpu-memory mode prints its tables only (docs/gpu-memory-sim.md)\n");
+      return 2;
+    }
+    return run_gpu_memory_sim(options.gpu_memory, options.seeds, options.first_seed);
+  }
   if (!(options.cycle_interval_seconds > 0) || !std::isfinite(options.cycle_interval_seconds)) {
     fmt::print(stderr, "error: --cycle-interval {} is not a positive number of seconds\n",
                options.cycle_interval_seconds);
