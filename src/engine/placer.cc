@@ -11,16 +11,17 @@ namespace tessera {
 void FailureSummary::count(Predicate predicate, int nodes, const NodeSpec& spec, const PodSpec& pod) {
   nodes_by_predicate[static_cast<size_t>(predicate)] += nodes;
   if (predicate != Predicate::kGpuMemoryLimit) return;
-  gpu_memory_request_bytes = pod.gpu.memory_bytes;
-  gpu_memory_limit_bytes = pod.gpu.memory_limit_bytes;
-  const int overcommit = spec.gpu_memory_overcommit_milli;
+  auto mebibytes = [](int64_t bytes) { return static_cast<int32_t>((bytes + kMiB - 1) / kMiB); };
+  gpu_memory_request_mib = mebibytes(pod.gpu.memory_bytes);
+  gpu_memory_limit_mib = mebibytes(pod.gpu.memory_limit_bytes);
+  const auto overcommit = static_cast<int16_t>(spec.gpu_memory_overcommit_milli);
   overcommit_low_milli = overcommit_low_milli > 0 ? std::min(overcommit_low_milli, overcommit) : overcommit;
   overcommit_high_milli = std::max(overcommit_high_milli, overcommit);
 }
 
 namespace {
 
-std::string gibibytes(int64_t bytes) { return fmt::format("{:.4g}Gi", static_cast<double>(bytes) / kGiB); }
+std::string gibibytes(int32_t mebibytes) { return fmt::format("{:.4g}Gi", mebibytes / 1024.0); }
 
 std::string memory_limit_phrase(const FailureSummary& summary, int nodes) {
   const std::string overcommit =
@@ -29,8 +30,8 @@ std::string memory_limit_phrase(const FailureSummary& summary, int nodes) {
           : fmt::format("{:g} to {:g}", summary.overcommit_low_milli / 1000.0, summary.overcommit_high_milli / 1000.0);
   return fmt::format(
       "GPU memory limits: {} node{} {} room for the {} request but not for the {} limit at overcommit {}", nodes,
-      nodes == 1 ? "" : "s", nodes == 1 ? "has" : "have", gibibytes(summary.gpu_memory_request_bytes),
-      gibibytes(summary.gpu_memory_limit_bytes), overcommit);
+      nodes == 1 ? "" : "s", nodes == 1 ? "has" : "have", gibibytes(summary.gpu_memory_request_mib),
+      gibibytes(summary.gpu_memory_limit_mib), overcommit);
 }
 
 }  // namespace
@@ -47,7 +48,7 @@ std::string FailureSummary::describe() const {
   std::string text;
   for (auto [nodes, predicate] : counts) {
     if (!text.empty()) text += "; ";
-    if (static_cast<Predicate>(predicate) == Predicate::kGpuMemoryLimit && gpu_memory_limit_bytes > 0) {
+    if (static_cast<Predicate>(predicate) == Predicate::kGpuMemoryLimit && gpu_memory_limit_mib > 0) {
       text += memory_limit_phrase(*this, nodes);
       continue;
     }
