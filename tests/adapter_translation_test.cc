@@ -526,6 +526,35 @@ TEST(AdapterPodTranslation, GpuMemoryWithAnOptionalLimit) {
                {"gpu-memory]", "'20GB' is not a quantity"});
 }
 
+TEST(AdapterPodTranslation, GpuMemoryResolverIsWaitPriorityOrSwap) {
+  const json memory = with_annotations(pod_with(json::object()), {{"scheduling.tessera.dev/gpu-memory", "20Gi"},
+                                                                  {"scheduling.tessera.dev/gpu-memory-limit", "40Gi"}});
+  auto plain = pod_from_object(memory, kModels);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->gpu_memory_resolver, "wait");
+  EXPECT_EQ(gpu_memory_terms(*plain), (GpuMemoryTerms{20 * kGiB, 40 * kGiB, "wait"}));
+  for (std::string_view resolver : {"wait", "priority", "swap"}) {
+    auto read =
+        pod_from_object(with_annotations(memory, {{"scheduling.tessera.dev/gpu-memory-resolver", resolver}}), kModels);
+    ASSERT_TRUE(read.ok()) << resolver;
+    EXPECT_EQ(gpu_memory_terms(*read).resolver, resolver);
+  }
+  expect_error(
+      pod_from_object(with_annotations(memory, {{"scheduling.tessera.dev/gpu-memory-resolver", "kill"}}), kModels),
+      {"pod ns/p", "metadata.annotations[scheduling.tessera.dev/gpu-memory-resolver]",
+       "'kill' is not a GPU memory "
+       "resolver: expected wait"});
+  const json portion = with_annotations(
+      pod_with(json::object()),
+      {{"scheduling.tessera.dev/gpu-fraction", "0.5"}, {"scheduling.tessera.dev/gpu-memory-resolver", "swap"}});
+  expect_error(pod_from_object(portion, kModels), {"gpu-memory-resolver]", "only together with"});
+  auto fraction = pod_from_object(
+      with_annotations(pod_with(json::object()), {{"scheduling.tessera.dev/gpu-fraction", "0.5"}}), kModels);
+  ASSERT_TRUE(fraction.ok());
+  EXPECT_EQ(gpu_memory_terms(*fraction), GpuMemoryTerms{});
+  EXPECT_EQ(gpu_memory_terms(*fraction).request_bytes, 0);
+}
+
 TEST(AdapterPodTranslation, OneKindOfGpuRequestAtATime) {
   const json whole = pod_with(json::parse(R"({"limits": {"nvidia.com/gpu": "1"}})"));
   expect_error(pod_from_object(with_annotations(whole, {{"scheduling.tessera.dev/gpu-fraction", "0.5"}}), kModels),

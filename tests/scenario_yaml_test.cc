@@ -703,3 +703,30 @@ TEST(Quantity, RejectsOverflow) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(ScenarioYaml, GpuMemoryOvercommitByNodePool) {
+  auto parts = parse(
+      "cluster:\n"
+      "  gpu_memory_overcommit: {inference: 1.5, default: 1.2}\n"
+      "  nodes:\n"
+      "    - {name: serve, cpu: 8, memory: 32Gi, gpus: 1, gpu_model: H100, gpu_memory: 80Gi,\n"
+      "       labels: {scheduling.tessera.dev/node-pool: inference}}\n"
+      "    - {name: train, cpu: 8, memory: 32Gi, gpus: 1, gpu_model: H100, gpu_memory: 80Gi}\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_EQ(parts->cluster->nodes[0].gpu_memory_overcommit_milli, 1500);
+  EXPECT_EQ(parts->cluster->nodes[1].gpu_memory_overcommit_milli, 1200);
+  auto plain = parse("cluster:\n  nodes:\n    - {name: n, cpu: 8, memory: 32Gi}\n");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->cluster->nodes[0].gpu_memory_overcommit_milli, 1000);
+  expect_error_at(
+      parse("cluster:\n  gpu_memory_overcommit: {inference: 0.5}\n  nodes: [{name: n, cpu: 1, memory: 1Gi}]\n"), 2, 38,
+      "cluster.gpu_memory_overcommit.inference", "0.5 is not between 1 and 8");
+  expect_error_at(parse("cluster:\n  gpu_memory_overcommit: 1.5\n  nodes: [{name: n, cpu: 1, memory: 1Gi}]\n"), 2, 26,
+                  "cluster.gpu_memory_overcommit", "expected a map of node pools to ratios");
+}
+
+}  // namespace
+}  // namespace tessera

@@ -38,7 +38,9 @@ inline constexpr std::string_view kGpuIndexAnnotation = "scheduling.tessera.dev/
 // For a fractional pod: its portion of the device in thousandths ("500").
 inline constexpr std::string_view kGpuPortionAnnotation = "scheduling.tessera.dev/gpu-portion";
 // The same as environment lines, ready for a downward-API volume:
-// "NVIDIA_VISIBLE_DEVICES=3\nTESSERA_GPU_PORTION=0.5\nTESSERA_GPU_MEMORY_LIMIT=21474836480\n".
+// "NVIDIA_VISIBLE_DEVICES=3\nTESSERA_GPU_PORTION=0.25\nTESSERA_GPU_MEMORY_REQUEST=21474836480\n
+// TESSERA_GPU_MEMORY_LIMIT=42949672960\nTESSERA_GPU_MEMORY_RESOLVER=wait\n" (the last three for a
+// pod with GPU memory only).
 inline constexpr std::string_view kGpuEnvAnnotation = "scheduling.tessera.dev/gpu-env";
 // For a pod with GPU memory: its request and limit in bytes on the device it was bound to, as the
 // node agent reads them (with the resolver above and the pod's spec.priority) to fill its ledger.

@@ -17,6 +17,7 @@
 #include "adapter/cycle_decisions.h"
 #include "adapter/event_recorder.h"
 #include "adapter/failure_log.h"
+#include "adapter/gpu_memory_metrics.h"
 #include "adapter/object_translation.h"
 #include "adapter/status_reports.h"
 #include "adapter/task_pool.h"
@@ -216,12 +217,11 @@ struct KubeScheduler::Impl {
           auto pod = observed.pods.find(pod_key);
           if (pod == observed.pods.end()) continue;
           const auto [ns, name] = split_key(pod_key);
-          PodBindingDecision binding{pod_key, ns, name, placement, false, 0};
+          PodBindingDecision binding{pod_key, ns, name, placement, false, {}};
           auto read = pod_from_object(*pod->second, GpuModelCatalog());
           if (read) {
             binding.fractional = read->spec.gpu.is_fractional();
-            binding.gpu_memory_limit_bytes =
-                read->spec.gpu.kind == GpuRequest::Kind::kMemory ? read->spec.gpu.memory_limit_bytes : 0;
+            binding.gpu_memory = gpu_memory_terms(*read);
           }
           tasks.push_back([this, binding, now, &results_mutex,
                            uid = pod->second->value("/metadata/uid"_json_pointer, std::string())] {
@@ -388,7 +388,7 @@ struct KubeScheduler::Impl {
     const auto cycle_start = Clock::now();
     const ObservedObjects observed = observe();
     settle_memory(observed, now);
-    auto snapshot = build_snapshot(observed, memory, now);
+    auto snapshot = build_snapshot(observed, memory, now, options.gpu_memory_overcommit);
     if (!snapshot) {
       log_line(fmt::format("cycle skipped: {}", snapshot.error().message));
       cycle_started_at = 0;
@@ -449,6 +449,8 @@ struct KubeScheduler::Impl {
     for (const Reservation& reservation : result->reservations)
       reserved_nodes += static_cast<double>(reservation.nodes.size());
     metrics.set_gauge("tessera_reserved_nodes", reserved_nodes);
+    metrics.set_gauge_family("tessera_gpu_memory_bytes", gpu_memory_samples(gpu_memory_by_pool(*snapshot->cluster)));
+    metrics.set_gauge("tessera_gpu_memory_limit_pending_workloads", gpu_memory_limit_pending(*result));
     {
       std::lock_guard lock(totals_mutex);
       totals.snapshot_seconds += cycle_timing.snapshot_seconds;

@@ -32,6 +32,16 @@ enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknow
 PodPhase pod_phase_named(std::string_view phase);
 
 // What the adapter reads of one pod.
+// What a GPU-memory pod tells the node agent through the annotations written at binding: its
+// request and limit in bytes and the resolver it chose (annotations.h). Zero bytes: not a
+// GPU-memory pod.
+struct GpuMemoryTerms {
+  int64_t request_bytes = 0;
+  int64_t limit_bytes = 0;
+  std::string resolver = "wait";  // wait, priority or swap (kGpuMemoryResolverAnnotation)
+  friend bool operator==(const GpuMemoryTerms&, const GpuMemoryTerms&) = default;
+};
+
 struct PodInfo {
   std::string key;  // "namespace/name"
   std::string namespace_name;
@@ -52,11 +62,15 @@ struct PodInfo {
   WorkloadKind kind = WorkloadKind::kTrain;
   bool preemptible_explicit = false;  // the annotation set preemptible
   std::vector<int> gpu_indices;       // annotation gpu-index (bound Tessera pods)
+  std::string gpu_memory_resolver = "wait";  // annotation gpu-memory-resolver, validated
   double created_at = 0;              // metadata.creationTimestamp, Unix seconds
   double started_at = 0;              // status.startTime, 0 when absent
   // spec.activeDeadlineSeconds: the kubelet ends the pod this long after it starts; 0 when absent.
   double active_deadline_seconds = 0;
 };
+
+// The terms of a GPU-memory pod (empty for any other).
+GpuMemoryTerms gpu_memory_terms(const PodInfo& pod);
 
 // Reads a pod. Errors (a malformed annotation or quantity) name the pod and the field; the
 // adapter reports them on the pod instead of scheduling it. GPU models are looked up in

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/cycle_flags.h"
+#include "cli/gpu_memory_sim.h"
 #include "cli/policy_list.h"
 #include "policy/policy_registry.h"
 #include "sim/arrival_replay.h"
@@ -44,6 +45,7 @@ struct SimOptions {
   std::string report_dir = "tessera-report";
   bool no_report = false;
   bool check_invariants = false;
+  GpuMemorySimFlags gpu_memory;
 };
 
 void print_arrival_table(const ArrivalReport& report) {
@@ -212,6 +214,13 @@ int write_outputs(const nlohmann::json& json, const std::string& html, const Sim
 }
 
 int run_sim(SimOptions options) {
+  if (options.mode == "gpu-memory") {
+    if (!options.json_path.empty()) {
+      fmt::print(stderr, "error: --json: gpu-memory mode prints its tables only (docs/gpu-memory-sim.md)\n");
+      return 2;
+    }
+    return run_gpu_memory_sim(options.gpu_memory, options.seeds, options.first_seed);
+  }
   if (!(options.cycle_interval_seconds > 0) || !std::isfinite(options.cycle_interval_seconds)) {
     fmt::print(stderr, "error: --cycle-interval {} is not a positive number of seconds\n",
                options.cycle_interval_seconds);
@@ -271,8 +280,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("sim", "Replay a cluster and a workload through the placement policies and report");
   sim->add_option("--mode", options->mode,
                   "arrival: pods arrive and never leave (the FGD experiment); timeline: pods arrive and leave at their "
-                  "trace times")
-      ->check(CLI::IsMember({"arrival", "timeline"}))
+                  "trace times; gpu-memory: inference pods asking for GPU memory as request and limit against their "
+                  "peak (docs/gpu-memory-sim.md)")
+      ->check(CLI::IsMember({"arrival", "timeline", "gpu-memory"}))
       ->capture_default_str();
   sim->add_option("--cluster", options->scenario.cluster,
                   "Nodes: builtin:NAME, an Alibaba node-list CSV, or a scenario YAML")
@@ -287,7 +297,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   sim->add_option("--policy", options->policies,
                   fmt::format("Comma-separated policies to compare: {}", fmt::join(policy_names(), ", ")))
       ->capture_default_str();
-  sim->add_option("--seeds", options->seeds, "Arrival mode: number of seeds (runs per policy)")
+  sim->add_option("--seeds", options->seeds,
+                  "Arrival mode: number of seeds (runs per policy); gpu-memory mode: seeds to tune on, and as many "
+                  "after them to report on")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   sim->add_option("--first-seed", options->first_seed, "Arrival mode: the first seed; the others follow it")
@@ -329,6 +341,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sim->add_flag("--check-invariants", options->check_invariants,
                 "Verify the safety invariants after every placement, or after every scheduling cycle (slow)");
+  add_gpu_memory_flags(*sim, options->gpu_memory);
   sim->callback([options, &exit_code] { exit_code = run_sim(*options); });
 }
 

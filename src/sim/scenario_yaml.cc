@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/node_pool.h"
 #include "policy/fair_share.h"
 #include "policy/queue_validation.h"
 #include "sim/alibaba_trace.h"
@@ -55,7 +56,7 @@ constexpr size_t kMaxLeafNamesShown = 6;
 constexpr size_t kMaxQuotedLength = 40;
 
 constexpr std::string_view kTopKeys[] = {"name", "cluster", "queues", "workloads"};
-constexpr std::string_view kClusterKeys[] = {"alibaba_nodes", "nodes"};
+constexpr std::string_view kClusterKeys[] = {"alibaba_nodes", "nodes", "gpu_memory_overcommit"};
 constexpr std::string_view kNodeKeys[] = {"name",      "count",      "cpu",    "memory", "gpus",
                                           "gpu_model", "gpu_memory", "labels", "taints", "schedulable"};
 constexpr std::string_view kTaintKeys[] = {"key", "value", "effect"};
@@ -346,25 +347,35 @@ class YamlMap {
 
 // ----- Labels, taints, tolerations -----
 
-Labels read_labels(const YamlMap& parent, std::string_view key) {
-  Labels labels;
+// Calls visit(name, value node, value place, key mark) for each entry of the map at `key`, whose
+// names read as `name_meaning`; a value that is not a map is reported as not `expected`.
+template <typename Visit>
+void for_each_entry(const YamlMap& parent, std::string_view key, std::string_view name_meaning,
+                    std::string_view expected, Visit visit) {
   auto node = parent.find(key);
-  if (!node) return labels;
-  Problems& problems = parent.problems();
+  if (!node) return;
   const std::string path = parent.field(key);
   if (!node->IsMap()) {
-    parent.report(key, fmt::format("is {} (expected a map of label names to values)", describe(*node)));
-    return labels;
+    parent.report(key, fmt::format("is {} (expected {})", describe(*node), expected));
+    return;
   }
   for (const auto& entry : *node) {
-    auto name = read_name(problems, entry.first, place_of(entry.first, path), "a label name");
+    auto name = read_name(parent.problems(), entry.first, place_of(entry.first, path), name_meaning);
     if (!name) continue;
-    const Place place = place_of(entry.second, entry.first.Mark(), child_path(path, *name));
-    auto value = read_string(problems, entry.second, place, "a label value (\"\" for an empty one)");
-    if (value && !labels.emplace(*name, *value).second) {
-      problems.report(entry.first.Mark(), place.field, "appears twice (expected each label once)");
-    }
+    visit(*name, entry.second, place_of(entry.second, entry.first.Mark(), child_path(path, *name)), entry.first.Mark());
   }
+}
+
+Labels read_labels(const YamlMap& parent, std::string_view key) {
+  Labels labels;
+  Problems& problems = parent.problems();
+  for_each_entry(parent, key, "a label name", "a map of label names to values",
+                 [&](const std::string& name, const YAML::Node& value_node, const Place& place, const YAML::Mark& at) {
+                   auto value = read_string(problems, value_node, place, "a label value (\"\" for an empty one)");
+                   if (value && !labels.emplace(name, *value).second) {
+                     problems.report(at, place.field, "appears twice (expected each label once)");
+                   }
+                 });
   return labels;
 }
 
@@ -530,8 +541,30 @@ void read_inline_node(Problems& problems, const YAML::Node& node, const std::str
   }
 }
 
+// A map of node pools (the label scheduling.tessera.dev/node-pool, "default" without it) to the
+// ratio the GPU memory limits of a device's pods may reach of its memory.
+GpuMemoryOvercommit read_overcommit(const YamlMap& parent, std::string_view key) {
+  GpuMemoryOvercommit overcommit;
+  Problems& problems = parent.problems();
+  constexpr std::string_view kExpected = "a ratio from 1 to 8, such as 1.5";
+  for_each_entry(parent, key, "a node pool name", "a map of node pools to ratios, such as {default: 1.5}",
+                 [&](const std::string& pool, const YAML::Node& value_node, const Place& place, const YAML::Mark& at) {
+                   auto ratio = read_number(problems, value_node, place, kExpected);
+                   if (!ratio) return;
+                   auto milli = gpu_memory_overcommit_milli(*ratio);
+                   if (!milli) {
+                     problems.report(place.mark, place.field,
+                                     fmt::format("{} (expected {})", milli.error().message, kExpected));
+                   } else if (!overcommit.milli_by_pool.emplace(pool, *milli).second) {
+                     problems.report(at, place.field, "appears twice (expected each pool once)");
+                   }
+                 });
+  return overcommit;
+}
+
 ClusterPart read_cluster(Problems& problems, const YAML::Node& node, const Place& place, const TextResolver& resolve) {
   YamlMap map(problems, node, place, kClusterKeys);
+  const GpuMemoryOvercommit overcommit = read_overcommit(map, "gpu_memory_overcommit");
   const bool from_alibaba = map.has("alibaba_nodes");
   if (from_alibaba == map.has("nodes")) {
     map.report_key(from_alibaba ? "nodes" : "alibaba_nodes",
@@ -547,6 +580,7 @@ ClusterPart read_cluster(Problems& problems, const YAML::Node& node, const Place
       map.report("alibaba_nodes", cluster.error().message);
       return {};
     }
+    overcommit.apply_to(cluster->nodes);
     return {std::make_shared<const ClusterSpec>(std::move(*cluster)), std::move(resolved->reference)};
   }
   const std::vector<YAML::Node> items = map.list("nodes", "a list of nodes");
@@ -557,6 +591,7 @@ ClusterPart read_cluster(Problems& problems, const YAML::Node& node, const Place
     read_inline_node(problems, items[i], item_path(map.field("nodes"), i), *cluster, names);
   }
   if (problems.failed()) return {};
+  overcommit.apply_to(cluster->nodes);
   return {std::move(cluster), ""};
 }
 

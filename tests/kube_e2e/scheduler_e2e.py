@@ -427,6 +427,44 @@ def inference(cluster):
     assert scheduler.poll() is None, "the scheduler exited"
 
 
+def gpu_memory(cluster):
+    """GPU-memory pods on a node of the pool "inference", whose limits may reach 1.5 times a device:
+    three 20Gi pods bursting to 40Gi share its one GPU, each bound with its request, limit and
+    resolver for the node agent; a fourth has room for its request but not its limit, and says so
+    on its PodScheduled condition and in the metrics; a bad resolver is an error on its pod."""
+    cluster.queue("serving", 4)
+    cluster.namespace("ml")
+    scheduler = cluster.start_scheduler("scheduler", "--gpu-memory-overcommit", "inference=1.5")
+    memory = {"scheduling.tessera.dev/gpu-memory": "20Gi", "scheduling.tessera.dev/gpu-memory-limit": "40Gi"}
+    for i in range(3):
+        cluster.pod("ml", f"llm-{i}", gpus=0, queue="serving",
+                    annotations={**memory, "scheduling.tessera.dev/gpu-memory-resolver": "priority"})
+    bound = wait_for("the 3 GPU-memory pods bound", lambda: len(cluster.bound("ml")) == 3 and cluster.bound("ml"))
+    for name, pod in bound.items():
+        annotations = pod.metadata.annotations
+        assert annotations["scheduling.tessera.dev/gpu-memory-request-bytes"] == str(20 << 30), annotations
+        assert annotations["scheduling.tessera.dev/gpu-memory-limit-bytes"] == str(40 << 30), annotations
+        env = annotations["scheduling.tessera.dev/gpu-env"]
+        for line in (f"TESSERA_GPU_MEMORY_REQUEST={20 << 30}", f"TESSERA_GPU_MEMORY_LIMIT={40 << 30}",
+                     "TESSERA_GPU_MEMORY_RESOLVER=priority"):
+            assert line + "\n" in env, (name, env)
+    cluster.pod("ml", "llm-3", gpus=0, queue="serving", annotations=memory)
+    waiting = wait_for("llm-3's PodScheduled condition", lambda: condition(cluster.pods("ml")["llm-3"], "PodScheduled"))
+    assert waiting.status == "False", waiting
+    assert ("GPU memory limits: 1 node has room for the 20Gi request but not for the 40Gi limit at overcommit 1.5"
+            in waiting.message), waiting.message
+    wait_for("the limit-pending gauge", lambda: "tessera_gpu_memory_limit_pending_workloads 1\n"
+             in cluster.metrics("scheduler"))
+    metrics = cluster.metrics("scheduler")
+    assert f'tessera_gpu_memory_bytes{{measure="limits",pool="inference"}} {120 << 30}' in metrics, metrics
+    cluster.pod("ml", "bad-resolver", gpus=0, queue="serving",
+                annotations={**memory, "scheduling.tessera.dev/gpu-memory-resolver": "kill"})
+    bad = wait_for("bad-resolver's PodScheduled condition",
+                   lambda: condition(cluster.pods("ml")["bad-resolver"], "PodScheduled"))
+    assert "gpu-memory-resolver" in bad.message and "'kill' is not a GPU memory resolver" in bad.message, bad.message
+    assert scheduler.poll() is None, "the scheduler exited"
+
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "examples")
 
 
@@ -1085,6 +1123,8 @@ SCENARIOS = {
     "time-fairness": (time_fairness, gpu_nodes(1), [], []),
     "workloads": (workloads, gpu_nodes(6), [], []),
     "inference": (inference, gpu_nodes(1), [], []),
+    "gpu-memory": (gpu_memory, gpu_nodes(1, gpus=1) + "      labels: {scheduling.tessera.dev/node-pool: inference}\n",
+                   [], []),
     "quiet-periods": (quiet_periods, gpu_nodes(2), ["--fault-idle-close", "1"], None),
     "bad-queues": (bad_queues, gpu_nodes(2), [], []),
     "misconfigured": (misconfigured, gpu_nodes(1), [], None),
