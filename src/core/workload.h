@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/pod.h"
+#include "core/utilisation_profile.h"
 
 namespace tessera {
 
@@ -48,6 +49,8 @@ struct WorkloadSpec {
   // queue's. Absent: the queue's.
   std::optional<double> max_runtime_seconds;
   std::optional<double> idle_limit_seconds;
+  // How busy it keeps its GPUs while it runs (the simulator's stand-in for GPU telemetry).
+  UtilisationProfile utilisation;
 };
 
 }  // namespace tessera
