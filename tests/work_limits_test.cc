@@ -361,5 +361,45 @@ TEST(LimitLedger, AnIdleNotebookIsStoppedAndATrainJobOverItsRuntimeIsRequeuedThe
   EXPECT_EQ(ledger.clock("notebook"), nullptr);  // gone with the workload
 }
 
+TEST(LimitLedger, WorkOnItsWayOutGetsNoFurtherVerdictsAndARequeuedWorkloadKeepsItsHoldWhileGone) {
+  QueueSpec lab = gpu_queue("lab", "", 2);
+  WorkRules& training = lab.work_rules[static_cast<size_t>(WorkloadKind::kTrain)];
+  training.max_runtime_seconds = 600;
+  training.notice_seconds = 0;
+  training.requeue_delay_seconds = 300;
+  WorkRules& notebooks = lab.work_rules[static_cast<size_t>(WorkloadKind::kInteractive)];
+  notebooks.idle_limit_seconds = 60;
+  notebooks.notice_seconds = 0;
+  SchedulerWorld world(uniform_cluster(1, 2), {lab});
+  const WorkloadId train = world.submit("train", "lab", {});
+  const WorkloadId notebook = world.submit("notebook", "lab", {});
+  world.workloads()[notebook].spec.kind = WorkloadKind::kInteractive;
+  world.cycle(0);
+  LimitLedger ledger;
+  const UtilisationReader idle = [](WorkloadId, double) { return std::optional<double>(0); };
+  auto review = [&](double now) { return ledger.review(world.workloads(), world.cluster(), world.tree(), now, idle); };
+  EXPECT_TRUE(review(0).empty());
+  const std::vector<LimitOutcome> stop = review(60);
+  ASSERT_EQ(stop.size(), 1u);
+  EXPECT_EQ(stop[0].workload, notebook);
+  // On Kubernetes the pods end within their termination grace: still bound meanwhile.
+  EXPECT_TRUE(review(120).empty());
+  const std::vector<LimitOutcome> requeue = review(600);
+  ASSERT_EQ(requeue.size(), 1u);
+  EXPECT_EQ(requeue[0].verdict.action, ExpiryAction::kRequeue);
+  EXPECT_TRUE(review(660).empty());  // its pods are still ending: not a new run
+  EXPECT_EQ(ledger.held_until("train"), 900);
+  // Its pods are gone and its controller has not made new ones yet: the hold stays.
+  world.workloads().finish(train, world.cluster());
+  world.workloads().finish(notebook, world.cluster());
+  EXPECT_TRUE(review(700).empty());
+  EXPECT_EQ(ledger.held_until("train"), 900);
+  ASSERT_NE(ledger.clock("train"), nullptr);
+  EXPECT_EQ(ledger.clock("train")->total_run_seconds, 600);
+  EXPECT_EQ(ledger.clock("notebook"), nullptr);
+  review(950);  // gone past its delay: forgotten
+  EXPECT_EQ(ledger.clock("train"), nullptr);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -24,8 +24,13 @@ inline constexpr std::string_view kGpuMemoryLimitAnnotation = "scheduling.tesser
 // allocation waits until memory frees), "priority" (processes of lower-priority or idle pods end),
 // "swap" (allocations move to host memory and back).
 inline constexpr std::string_view kGpuMemoryResolverAnnotation = "scheduling.tessera.dev/gpu-memory-resolver";
-// "train" (default: preemptible) or "interactive" (default: not preemptible).
+// "train" (default: preemptible), "interactive" or "inference" (default: not preemptible); which of
+// its queue's rules (spec.rules) apply.
 inline constexpr std::string_view kWorkloadTypeAnnotation = "scheduling.tessera.dev/workload-type";
+// Shorter limits than its queue's rules give, durations ("2h", "30m"); a longer one is clamped to
+// the queue's, and an event says so. On any pod of a workload; the shortest applies.
+inline constexpr std::string_view kMaxRuntimeAnnotation = "scheduling.tessera.dev/max-runtime";
+inline constexpr std::string_view kIdleLimitAnnotation = "scheduling.tessera.dev/idle-limit";
 // "true" or "false": overrides the workload type's default.
 inline constexpr std::string_view kPreemptibleAnnotation = "scheduling.tessera.dev/preemptible";
 // How long the pod runs once started, a duration ("90s", "10m", "2h"). Read by

@@ -22,7 +22,9 @@ std::vector<LimitOutcome> LimitLedger::review(const WorkloadSet& workloads, cons
     present.insert(name);
     Entry& entry = found->second;
     entry.limits = std::move(limits);
-    if (!workloads.is_running(id, cluster)) {
+    // Stopped, or requeued and still within its delay: what still runs is on its way out (pods
+    // end within their termination grace), not a new run.
+    if (entry.stopped || (entry.held && now < entry.held_until) || !workloads.is_running(id, cluster)) {
       entry.running = false;
       continue;
     }
@@ -49,9 +51,14 @@ std::vector<LimitOutcome> LimitLedger::review(const WorkloadSet& workloads, cons
       entry.held = true;
       entry.held_until = now + entry.limits.requeue_delay_seconds;
     }
+    if (verdict.step == LimitStep::kExpire && verdict.action == ExpiryAction::kStop) entry.stopped = true;
     outcomes.push_back({id, verdict, describe_verdict(verdict, entry.limits)});
   }
-  std::erase_if(entries_, [&present](const auto& entry) { return !present.contains(entry.first); });
+  // A requeued workload may be gone for a while (its controller recreates its pods): its clock
+  // and its hold stay until the delay is over.
+  std::erase_if(entries_, [&present, now](const auto& entry) {
+    return !present.contains(entry.first) && !(entry.second.held && now < entry.second.held_until);
+  });
   return outcomes;
 }
 

@@ -34,8 +34,10 @@ class LimitLedger {
   // time from `read`), judges it, and returns the verdicts that call for something: notices,
   // withdrawn notices, expiries. The caller carries out expiries before the cycle runs: kStop ends
   // the workload, kRequeue evicts it (it may run again at held_until), kPreemptible marks it
-  // preemptible (preemptible() says so from then on). Workloads gone from `workloads` are
-  // forgotten; one not running keeps its clock, and its next run starts a new current run.
+  // preemptible (made_preemptible() says so from then on). Workloads gone from `workloads` are
+  // forgotten (a requeued one once its delay is over); one not running keeps its clock, and its
+  // next run starts a new current run. A stopped workload, and a requeued one within its delay,
+  // get no verdicts while their pods end.
   std::vector<LimitOutcome> review(const WorkloadSet& workloads, const ClusterState& cluster, const QueueTree& tree,
                                    double now, const UtilisationReader& read);
 
@@ -57,6 +59,7 @@ class LimitLedger {
     bool running = false;  // as of the last review
     double held_until = 0;
     bool held = false;
+    bool stopped = false;  // its limit stopped it: no further verdicts
   };
   std::unordered_map<std::string, Entry> entries_;
 };
