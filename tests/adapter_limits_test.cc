@@ -13,6 +13,7 @@
 #include "adapter/gpu_telemetry.h"
 #include "adapter/limit_enforcer.h"
 #include "adapter/scheduler_memory.h"
+#include "adapter/status_reports.h"
 #include "adapter/world_snapshot.h"
 #include "kube_test_server.h"
 
@@ -179,6 +180,35 @@ TEST(LimitEnforcer, ANotebookIdlePastItsLimitIsStoppedWithTheNumbers) {
   const LimitActions after = run.review(kStart + 61);
   EXPECT_TRUE(after.notices.empty());
   EXPECT_TRUE(after.delete_pods.empty());
+}
+
+TEST(LimitEnforcer, APodGroupCarriesTheLimitAsACondition) {
+  FakePrometheus prometheus;
+  prometheus.set({{"ml", "nb-0", "0"}});
+  LimitsRun run(prometheus.url());
+  json pod = *run.observed.pods.at("ml/nb-0");
+  pod["metadata"]["labels"]["scheduling.tessera.dev/pod-group"] = "nb";
+  run.observed.pods["ml/nb-0"] = as_object(pod);
+  run.observed.pod_groups["ml/nb"] = as_object({{"apiVersion", "scheduling.tessera.dev/v1alpha1"},
+                                                {"kind", "PodGroup"},
+                                                {"metadata", {{"name", "nb"}, {"namespace", "ml"}}},
+                                                {"spec", {{"minMember", 1}, {"queue", "lab"}}}});
+  run.review(kStart);
+  const LimitActions stop = run.review(kStart + 60);
+  ASSERT_EQ(stop.notices.size(), 1u);
+  EXPECT_EQ(stop.notices[0].pod_group, "ml/nb");
+  ASSERT_TRUE(run.enforcer.standing().contains("ml/nb"));
+  PodGroupProgress progress;
+  progress.limits = run.enforcer.standing();
+  auto snapshot = build_snapshot(run.observed, run.memory, kStart + 60);
+  ASSERT_TRUE(snapshot.ok());
+  const json status = pod_group_status(*run.observed.pod_groups.at("ml/nb"), *snapshot, progress, kStart + 60);
+  ASSERT_EQ(status["conditions"].size(), 2u);
+  const json& condition = status["conditions"][1];
+  EXPECT_EQ(condition["type"], "WorkLimit");
+  EXPECT_EQ(condition["status"], "True");
+  EXPECT_EQ(condition["reason"], "LimitStopped");
+  EXPECT_EQ(condition["message"], "idle for 1 min (limit 1 min, GPU utilisation under 5%): stopped");
 }
 
 TEST(LimitEnforcer, PrometheusGoingAwayPausesIdleTimeAndEndsNothing) {

@@ -634,6 +634,7 @@ struct KubeScheduler::Impl {
     for (const WaitingWorkload& waiting : decisions.waiting) {
       if (!waiting.pod_group.empty()) progress.waiting[waiting.pod_group] = &waiting;
     }
+    progress.limits = limits.standing();
     std::vector<std::function<void()>> tasks;
     for (const auto& [key, object] : observed.pod_groups) {
       json status = pod_group_status(*object, snapshot, progress, now);

@@ -146,6 +146,10 @@ LimitActions LimitEnforcer::review(Snapshot& snapshot, double now, Metrics& metr
       }
     }
     log(fmt::format("{}: {}", notice.workload_key, notice.message));
+    if (!notice.pod_group.empty()) {
+      standing_[notice.pod_group] = {verdict.step != LimitStep::kWithdraw, notice.reason, notice.message};
+      standing_workload_[notice.pod_group] = snapshot.workloads[outcome.workload].spec.name;
+    }
     actions.notices.push_back(std::move(notice));
   }
 
@@ -171,6 +175,9 @@ LimitActions LimitEnforcer::review(Snapshot& snapshot, double now, Metrics& metr
     }
   }
   std::erase_if(clamped_said_, [&](const auto& entry) { return ledger_.limits(entry.first) == nullptr; });
+  std::erase_if(standing_,
+                [&](const auto& entry) { return ledger_.clock(standing_workload_[entry.first]) == nullptr; });
+  std::erase_if(standing_workload_, [&](const auto& entry) { return !standing_.contains(entry.first); });
   metrics.set_gauge_family("tessera_workload_idle_seconds", std::move(idle));
   return actions;
 }

@@ -15,6 +15,7 @@
 
 #include "adapter/gpu_telemetry.h"
 #include "adapter/metrics.h"
+#include "adapter/status_reports.h"
 #include "adapter/world_snapshot.h"
 #include "scheduler/limit_ledger.h"
 
@@ -49,6 +50,8 @@ class LimitEnforcer {
 
   // The start-up line: whether idle detection is on, and from where.
   std::string describe() const;
+  // Per PodGroup key: what its workload's limits last said, while the workload is known.
+  const std::map<std::string, LimitStanding>& standing() const { return standing_; }
   // Reviews the snapshot's workloads at `now` and marks the snapshot. Updates the metrics
   // tessera_workload_idle_seconds, tessera_workloads_ended_total / _requeued_total{reason},
   // tessera_gpu_telemetry_up; `log` gets a line when telemetry fails or comes back.
@@ -62,6 +65,8 @@ class LimitEnforcer {
   std::optional<PrometheusClient> prometheus_;
   LimitLedger ledger_;
   std::map<std::string, std::vector<std::string>> clamped_said_;  // workload -> sentences said
+  std::map<std::string, LimitStanding> standing_;                 // PodGroup key -> last said
+  std::map<std::string, std::string> standing_workload_;          // PodGroup key -> its workload
   std::map<int64_t, std::map<std::string, double>> utilisation_;  // window seconds -> pod -> percent
   double read_at_ = -1;
   bool telemetry_up_ = false;
