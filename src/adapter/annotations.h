@@ -36,6 +36,10 @@ inline constexpr std::string_view kPreemptibleAnnotation = "scheduling.tessera.d
 // How long the pod runs once started, a duration ("90s", "10m", "2h"). Read by
 // `tessera dev cluster`, which completes the pod after it; a real cluster ignores it.
 inline constexpr std::string_view kDurationAnnotation = "scheduling.tessera.dev/duration";
+// How busy the pod keeps its GPUs: "busy", "idle_after 2m", "warmup 20m", "bursty 15m/1h". Read
+// by `tessera dev gpu-metrics`, which serves dcgm-exporter's metrics for such pods; a real
+// cluster's dcgm-exporter measures instead.
+inline constexpr std::string_view kGpuUtilisationAnnotation = "scheduling.tessera.dev/gpu-utilisation";
 
 // Pod annotations the scheduler writes before it binds a GPU pod.
 // Device indices on the node, comma-separated ("3", "0,1,2,3").

@@ -65,11 +65,12 @@ struct UtilisationProfile {
   }
 
   // The mean utilisation over the `window` seconds of run time up to `run_seconds` (the part of it
-  // since the start, if the run is younger); at the start, the utilisation it begins with.
+  // since the start, if the run is younger); with no window (or at the start), the utilisation at
+  // that instant.
   double mean_pct(double run_seconds, double window) const {
     const double to = std::max(0.0, run_seconds);
     const double from = std::max(0.0, to - std::max(0.0, window));
-    if (to - from < 1e-9) return busy_seconds(to + 1e-3) > 0 ? busy_pct : 0;
+    if (to - from < 1e-9) return busy_seconds(to + 1e-3) - busy_seconds(to) > 0 ? busy_pct : 0;
     return busy_pct * (busy_seconds(to) - busy_seconds(from)) / (to - from);
   }
 };
