@@ -24,13 +24,22 @@ inline constexpr std::string_view kGpuMemoryLimitAnnotation = "scheduling.tesser
 // allocation waits until memory frees), "priority" (processes of lower-priority or idle pods end),
 // "swap" (allocations move to host memory and back).
 inline constexpr std::string_view kGpuMemoryResolverAnnotation = "scheduling.tessera.dev/gpu-memory-resolver";
-// "train" (default: preemptible) or "interactive" (default: not preemptible).
+// "train" (default: preemptible), "interactive" or "inference" (default: not preemptible); which of
+// its queue's rules (spec.rules) apply.
 inline constexpr std::string_view kWorkloadTypeAnnotation = "scheduling.tessera.dev/workload-type";
+// Shorter limits than its queue's rules give, durations ("2h", "30m"); a longer one is clamped to
+// the queue's, and an event says so. On any pod of a workload; the shortest applies.
+inline constexpr std::string_view kMaxRuntimeAnnotation = "scheduling.tessera.dev/max-runtime";
+inline constexpr std::string_view kIdleLimitAnnotation = "scheduling.tessera.dev/idle-limit";
 // "true" or "false": overrides the workload type's default.
 inline constexpr std::string_view kPreemptibleAnnotation = "scheduling.tessera.dev/preemptible";
 // How long the pod runs once started, a duration ("90s", "10m", "2h"). Read by
 // `tessera dev cluster`, which completes the pod after it; a real cluster ignores it.
 inline constexpr std::string_view kDurationAnnotation = "scheduling.tessera.dev/duration";
+// How busy the pod keeps its GPUs: "busy", "idle_after 2m", "warmup 20m", "bursty 15m/1h". Read
+// by `tessera dev gpu-metrics`, which serves dcgm-exporter's metrics for such pods; a real
+// cluster's dcgm-exporter measures instead.
+inline constexpr std::string_view kGpuUtilisationAnnotation = "scheduling.tessera.dev/gpu-utilisation";
 
 // Pod annotations the scheduler writes before it binds a GPU pod.
 // Device indices on the node, comma-separated ("3", "0,1,2,3").

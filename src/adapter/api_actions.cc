@@ -81,6 +81,10 @@ CallResult evict_pod(kube::ApiClient& client, const VictimDecision& victim) {
   return outcome_of(response);
 }
 
+CallResult delete_pod(kube::ApiClient& client, const std::string& namespace_name, const std::string& name) {
+  return outcome_of(client.del(pod_path(namespace_name, name)));
+}
+
 CallResult mark_unschedulable(kube::ApiClient& client, const std::string& namespace_name, const std::string& name,
                               const std::string& message, const std::string& transition_time) {
   const json condition = {{"type", "PodScheduled"},

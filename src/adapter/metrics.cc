@@ -64,6 +64,14 @@ std::string_view metric_help(std::string_view name) {
   if (name == "tessera_api_connection_retries_total") {
     return "Requests sent again on a new connection after the server had closed a kept-alive one.";
   }
+  if (name == "tessera_workload_idle_seconds") {
+    return "Seconds every GPU of a running workload with an idle-GPU limit has stayed idle, by workload.";
+  }
+  if (name == "tessera_workloads_ended_total") return "Workloads stopped by a limit, by rule (idle, max-runtime).";
+  if (name == "tessera_workloads_requeued_total") return "Workloads requeued by a limit, by rule (idle, max-runtime).";
+  if (name == "tessera_workloads_made_preemptible_total") return "Workloads a limit made preemptible, by rule.";
+  if (name == "tessera_gpu_telemetry_up") return "1 while the last read of GPU utilisation from Prometheus succeeded.";
+  if (name == "tessera_gpu_telemetry_errors_total") return "Reads of GPU utilisation from Prometheus that failed.";
   return "Tessera scheduler metric.";
 }
 

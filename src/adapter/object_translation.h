@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "adapter/object_fields.h"
 #include "core/gpu_model.h"
 #include "core/node.h"
 #include "core/pod.h"
@@ -67,6 +68,9 @@ struct PodInfo {
   double started_at = 0;              // status.startTime, 0 when absent
   // spec.activeDeadlineSeconds: the kubelet ends the pod this long after it starts; 0 when absent.
   double active_deadline_seconds = 0;
+  // The annotations max-runtime and idle-limit: shorter limits than its queue's.
+  std::optional<double> max_runtime_seconds;
+  std::optional<double> idle_limit_seconds;
 };
 
 // The terms of a GPU-memory pod (empty for any other).
@@ -83,6 +87,18 @@ Result<PodInfo> pod_from_object(const nlohmann::json& pod, const GpuModelCatalog
 // spec.reclaimMinRuntime (durations). Per-model resources are added to `resources`
 // ("gpu/A100"). cpu is counted in millicores and memory in bytes, as the engine does.
 Result<QueueSpec> queue_from_object(const nlohmann::json& queue, ResourceNames& resources);
+
+// A Queue's spec.rules.{train,interactive,inference}.{maxRuntime, idleLimit, onExpiry, notice,
+// requeueDelay, warmupGrace, idleWindow} (durations) and idleThreshold (percent): its time and
+// idle-GPU limits (docs/design.md §6). Errors name the queue and the field.
+Result<WorkRulesByKind> work_rules_from(const ObjectFields& fields);
+
+// The limits a pod asks for through the max-runtime and idle-limit annotations.
+struct AskedLimits {
+  std::optional<double> max_runtime_seconds;
+  std::optional<double> idle_limit_seconds;
+};
+Result<AskedLimits> asked_limits(const ObjectFields& fields, const Labels& annotations);
 
 // A PodGroup: spec.minMember, spec.queue, and optional spec.priority, spec.preemptible,
 // spec.workloadType.

@@ -132,8 +132,9 @@ Result<WorkloadKind> workload_kind(const ObjectFields& fields, const Labels& ann
   const std::string* type = find_entry(annotations, kWorkloadTypeAnnotation);
   if (type == nullptr || *type == "train") return WorkloadKind::kTrain;
   if (*type == "interactive") return WorkloadKind::kInteractive;
+  if (*type == "inference") return WorkloadKind::kInference;
   return fields.error(annotation_field(kWorkloadTypeAnnotation),
-                      fmt::format("'{}' is not a workload type: expected train or interactive", *type));
+                      fmt::format("'{}' is not a workload type: expected train, interactive or inference", *type));
 }
 
 // wait (the default), priority or swap: what the node does when the pods of a device burst
@@ -270,6 +271,10 @@ Status read_requirements(const ObjectFields& fields, const Labels& annotations, 
   auto deadline = fields.integer("spec.activeDeadlineSeconds");
   if (!deadline) return deadline.error();
   info.active_deadline_seconds = static_cast<double>(deadline->value_or(0));
+  auto asked = asked_limits(fields, annotations);
+  if (!asked) return asked.error();
+  info.max_runtime_seconds = asked->max_runtime_seconds;
+  info.idle_limit_seconds = asked->idle_limit_seconds;
   return Ok{};
 }
 

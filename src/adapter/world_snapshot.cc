@@ -501,6 +501,13 @@ class SnapshotBuilder {
       time_limit = std::max(time_limit, pod->info.active_deadline_seconds);
     }
     spec.time_limit_seconds = every_pod_limited ? time_limit : 0;
+    // The shortest limit any pod asks for (the queue's rules clamp it).
+    for (const ReadPod* pod : members) {
+      for (auto [asked, field] : {std::pair{pod->info.max_runtime_seconds, &WorkloadSpec::max_runtime_seconds},
+                                  std::pair{pod->info.idle_limit_seconds, &WorkloadSpec::idle_limit_seconds}}) {
+        if (asked && (!(spec.*field) || *asked < *(spec.*field))) spec.*field = asked;
+      }
+    }
     double submitted_at = pod_group ? pod_group->created_at : first.created_at;
     for (const ReadPod* pod : members) {
       PodSpec pod_spec = pod->info.spec;

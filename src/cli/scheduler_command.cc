@@ -102,6 +102,19 @@ void add_scheduler_options(CLI::App* command, int& exit_code) {
       ->capture_default_str();
   add_cycle_flags(*command, options->cycle, "",
                   ". A move is an eviction here: only pods a controller recreates come back");
+  command->add_option("--prometheus-url", options->scheduler.telemetry.prometheus_url,
+                      "Prometheus server (http://HOST:PORT) to read GPU utilisation from for idle-GPU limits; "
+                      "without it idle detection is off");
+  command
+      ->add_option("--gpu-utilisation-query", options->scheduler.telemetry.query,
+                   "PromQL instant query giving per namespace and pod the GPU utilisation in percent; $window is "
+                   "the idle window (\"300s\")")
+      ->capture_default_str();
+  command
+      ->add_option("--gpu-utilisation-interval", options->scheduler.telemetry.read_interval_seconds,
+                   "Seconds between two reads of GPU utilisation")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   command->add_flag("--no-events", options->no_events, "Write no Kubernetes Events");
   command->add_flag("--leader-elect", options->scheduler.leader_elect,
                     "Run cycles only while holding the leader Lease (for several replicas)");

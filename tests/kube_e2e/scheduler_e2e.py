@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (SKIP, Cluster, condition, edited_kubeconfig, gpu_nodes, k8s, real_control_plane_missing,  # noqa: E402
                      wait_for)
 from cli_e2e import cli  # noqa: E402
+from idle_gpus_e2e import idle_gpus, prometheus_missing  # noqa: E402
 import workload_controllers  # noqa: E402
 
 
@@ -1139,6 +1140,8 @@ SCENARIOS = {
     "jobset": (jobset, gpu_nodes(4), None, []),
     "trainjob": (trainjob, gpu_nodes(6), None, []),
     "leaderworkerset": (leaderworkerset, gpu_nodes(6), None, []),
+    # A real Prometheus (Debian's) scraping `tessera dev gpu-metrics`; limits of seconds.
+    "idle-gpus": (idle_gpus, gpu_nodes(1), [], []),
     "faults": (faults, gpu_nodes(8), ["--fault-seed", "7", "--fault-idle-close", "2", "--fault-drop", "0.05",
                                       "--fault-errors", "0.05", "--fault-user-agent", "tessera"], None),
 }
@@ -1163,6 +1166,9 @@ def main():
         return SKIP
     if kind == "real" and real_control_plane_missing():
         print(f"SKIP: {real_control_plane_missing()}", file=sys.stderr)
+        return SKIP
+    if test is idle_gpus and prometheus_missing():
+        print(f"SKIP: {prometheus_missing()}", file=sys.stderr)
         return SKIP
     if test in (jobset, trainjob, leaderworkerset) and workload_controllers.missing():
         print(f"SKIP: {workload_controllers.missing()}", file=sys.stderr)
