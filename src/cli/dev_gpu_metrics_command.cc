@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli/dev_command.h"
-#include "cli/stop_signal.h"
+#include "core/stop_signal.h"
 #include "cli/user/cluster_access.h"
 #include "cli/user/gpu_metrics.h"
 
