@@ -23,6 +23,8 @@ struct PodSpec {
   std::vector<Toleration> tolerations;
   int priority = 0;
   bool preemptible = true;
+  // The subgroup of its workload it joins (SubGroupSpec::name; on Kubernetes a pod label); empty: none.
+  std::string subgroup;
 };
 
 }  // namespace tessera

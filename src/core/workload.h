@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/pod.h"
+#include "core/topology.h"
 
 namespace tessera {
 
@@ -28,6 +29,9 @@ struct WorkloadSpec {
   // The longest one run may last (seconds from its start); it is ended when it expires. 0: none.
   // A workload with a limit may backfill room reserved for another that it would leave in time.
   double time_limit_seconds = 0;
+  // Where its gang may run in the cluster's topologies (docs/topology.md); empty: anywhere.
+  TopologyConstraint topology;
+  std::vector<SubGroupSpec> subgroups;
 };
 
 }  // namespace tessera

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "policy/feasibility.h"
 
 namespace tessera {
@@ -82,6 +84,35 @@ std::vector<std::string> check_gang(const ClusterState& cluster, std::span<const
   for (PodId id : pods) bound += cluster.binding(id).has_value() ? 1 : 0;
   if (bound == 0 || bound >= min_member) return {};
   return {fmt::format("gang of {} (min {}) is partially placed: {} bound", pods.size(), min_member, bound)};
+}
+
+std::vector<std::string> check_topology(const ClusterState& cluster, const WorkloadSpec& spec,
+                                        std::span<const PodId> pods) {
+  std::vector<std::string> violations;
+  const TopologyDomains& domains = cluster.topology();
+  auto check = [&](const TopologyConstraint& constraint, const std::string& subgroup) {
+    if (constraint.required_level.empty()) return;
+    const int topology =
+        domains.find_topology(constraint.topology.empty() ? spec.topology.topology : constraint.topology);
+    const int level = topology < 0 ? -1 : domains.find_level(topology, constraint.required_level);
+    std::optional<int32_t> first;
+    for (PodId pod : pods) {
+      const auto& binding = cluster.binding(pod);
+      if (!binding || (!subgroup.empty() && cluster.pod(pod).subgroup != subgroup)) continue;
+      const int32_t domain = level < 0 ? -1 : domains.domain_of(topology, level, binding->node);
+      if (domain < 0 || (first && *first != domain)) {
+        violations.push_back(fmt::format("workload {}{}: pod {} on node {} is outside the one {} its pods must share",
+                                         spec.name, subgroup.empty() ? "" : " subgroup " + subgroup,
+                                         cluster.pod(pod).name, cluster.node_spec(binding->node).name,
+                                         constraint.required_level));
+        return;
+      }
+      first = domain;
+    }
+  };
+  check(spec.topology, "");
+  for (const SubGroupSpec& subgroup : spec.subgroups) check(subgroup.constraint, subgroup.name);
+  return violations;
 }
 
 }  // namespace tessera

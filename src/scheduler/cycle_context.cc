@@ -55,7 +55,8 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       gang_requests_(inputs.workloads.size()),
       gang_request_known_(inputs.workloads.size(), false),
       waiting_(inputs.workloads.size(), 0),
-      reservation_of_(inputs.workloads.size(), -1) {
+      reservation_of_(inputs.workloads.size(), -1),
+      gang_topologies_(inputs.workloads.size()) {
   result_.loads = std::move(loads);
   const ClusterState& cluster = inputs.cluster;
   for (WorkloadId id : inputs.workloads.active()) {

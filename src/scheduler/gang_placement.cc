@@ -1,0 +1,80 @@
+// Placing pods for the cycle's actions under their workload's topology constraints
+// (docs/topology.md): the gang through place_in_topology, elastic extras within the domain the
+// running gang holds at its required level.
+#include <algorithm>
+
+#include "scheduler/cycle_context.h"
+
+namespace tessera {
+
+const GangTopology* CycleContext::gang_topology(WorkloadId workload) {
+  if (!options_.topology.enabled) return nullptr;
+  auto& entry = gang_topologies_[static_cast<size_t>(workload)];
+  if (!entry) {
+    const Workload& owner = workloads()[workload];
+    entry.emplace(resolve_gang_topology(cluster(), owner.spec, owner.gang()));
+  }
+  if (!entry->ok()) return nullptr;
+  return (*entry)->constrained() ? &entry->value() : nullptr;
+}
+
+const GangSizeMix& CycleContext::gang_mix() {
+  if (!gang_mix_) {
+    gang_mix_.emplace();
+    for (WorkloadId id : workloads().active()) {
+      gang_mix_->add(nominal_gpu_milli(cluster(), workloads()[id].gang()));
+    }
+  }
+  return *gang_mix_;
+}
+
+bool CycleContext::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why,
+                              const PlacementPass& pass) {
+  const WorkloadId owner = pods.empty() ? -1 : workloads().workload_of(pods.front());
+  if (owner < 0 || !options_.topology.enabled) return placer().place_gang(statement, pods, why, pass);
+  const auto& resolved = gang_topologies_[static_cast<size_t>(owner)];
+  const GangTopology* topology = gang_topology(owner);
+  if (!topology) {
+    // A constraint that names what the cluster does not declare can never be met.
+    if (resolved && !resolved->ok()) {
+      if (why) why->topology.unresolved = resolved->error().message;
+      return false;
+    }
+    return placer().place_gang(statement, pods, why, pass);
+  }
+  const Workload& workload = workloads()[owner];
+  const auto gang = workload.gang();
+  const auto is_gang_pod = [&](PodId pod) { return workloads().position_of(pod) < workload.min_member(); };
+  const Statement::Checkpoint start = statement.checkpoint();
+  std::vector<PodId> extras;
+  for (PodId pod : pods) {
+    if (!is_gang_pod(pod)) extras.push_back(pod);
+  }
+  if (extras.size() < pods.size()) {
+    // The whole gang is placed anew (a pending workload, or one moved).
+    if (!std::all_of(gang.begin(), gang.end(), [&](PodId pod) { return !cluster().binding(pod); })) {
+      return placer().place_gang(statement, pods, why, pass);  // not asked of the cycle's actions
+    }
+    const TopologyPlacementOptions options{options_.topology.rule, &gang_mix()};
+    if (!place_in_topology(placer(), statement, *topology, options, why, pass)) return false;
+  }
+  if (extras.empty()) return true;
+  // Extras join their gang's domain at its required level (anywhere without one).
+  const int level = topology->whole.required;
+  if (level < 0) {
+    if (placer().place_gang(statement, extras, why, pass)) return true;
+    statement.rollback(start);
+    return false;
+  }
+  const std::optional<Binding>& anchor = cluster().binding(gang.front());
+  const TopologyDomains& domains = cluster().topology();
+  const int32_t domain = anchor ? domains.domain_of(topology->topology, level, anchor->node) : -1;
+  if (domain >= 0 &&
+      placer().place_gang_among(
+          statement, extras, domains.domains(topology->topology, level)[static_cast<size_t>(domain)].nodes, why, pass))
+    return true;
+  statement.rollback(start);
+  return false;
+}
+
+}  // namespace tessera
