@@ -7,7 +7,11 @@
 #include "engine/topology_placement.h"
 #include "policy/domain_choice.h"
 #include "scheduler_world.h"
+#include "sim/cycle_replay.h"
+#include "sim/scenario_loader.h"
 #include "sim/scenario_yaml.h"
+#include "sim/synthetic_cluster.h"
+#include "sim/topology_cost.h"
 
 namespace tessera {
 namespace {
@@ -236,6 +240,85 @@ TEST(TopologyScenario, BadConstraintsAreRefusedNamingTheField) {
                "makes the subgroups hold more than the workload's 4 pods");
   expect_error(parse(std::string(kCluster).replace(std::string(kCluster).find("[4, 2]"), 6, "[4, 3]")),
                "3 does not divide 4");
+}
+
+TEST(TopologyCost, AGangRunsSlowerTheWiderTheNarrowestDomainThatHoldsIt) {
+  const auto cluster = racked_cluster();
+  const TopologyDomains domains(*cluster);
+  const NodeIndex one_rack[] = {0, 1};
+  const NodeIndex one_block[] = {0, 3};
+  const NodeIndex two_blocks[] = {1, 4};
+  EXPECT_EQ(narrowest_common_level(domains, 0, one_rack), 1);
+  EXPECT_EQ(narrowest_common_level(domains, 0, one_block), 0);
+  EXPECT_EQ(narrowest_common_level(domains, 0, two_blocks), -1);
+  const TopologyCost cost{"net", {1.4, 1.15, 1.0}};
+  EXPECT_DOUBLE_EQ(run_time_factor(cost, -1), 1.4);
+  EXPECT_DOUBLE_EQ(run_time_factor(cost, 0), 1.15);
+  EXPECT_DOUBLE_EQ(run_time_factor(cost, 1), 1.0);
+  EXPECT_DOUBLE_EQ(run_time_factor(TopologyCost{}, -1), 1.0);
+}
+
+TEST(TopologyCost, TheReplayStretchesTheRunOfAGangThatSpansBlocks) {
+  // Two one-node blocks: a two-node gang of 100 s can only span them, and runs 140 s.
+  auto parts = parse(R"(cluster:
+  nodes:
+    - {name: n, count: 2, cpu: 64, memory: 256Gi, gpus: 8, gpu_model: H100, gpu_memory: 80Gi}
+topology:
+  - {name: net, levels: [block, rack], nodes_per_domain: [1, 1], run_time_factors: [1.4, 1.15, 1.0]}
+queues:
+  - {name: q, quota: {gpu: {deserved: 16}}}
+workloads:
+  - {name: job, queue: q, pods: 2, duration: 100, pod: {cpu: 1, gpus: 8}}
+)");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  Scenario scenario;
+  scenario.cluster = parts->cluster;
+  scenario.workloads = *parts->workloads;
+  scenario.queues = *parts->queues;
+  scenario.resources = parts->resources;
+  scenario.topology_cost = parts->topology_cost;
+  auto result = run_cycle_replay(scenario, "tessera", TimelineOptions{});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_DOUBLE_EQ(result->cycle->jct_seconds.max, 140);
+  EXPECT_EQ(result->cycle->topology.multi_node_gangs, 1);
+  EXPECT_EQ(result->cycle->topology.within, (std::vector<int64_t>{0, 0}));
+}
+
+TEST(TopologyScenario, TheShippedScenarioKeepsEveryRequiredGangInOneRack) {
+  ScenarioRequest request;
+  request.cluster = std::string(TESSERA_SOURCE_DIR) + "/scenarios/racks-and-blocks.yaml";
+  auto scenario = load_scenario(request);
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  TimelineOptions options;
+  options.check_invariants = true;  // includes check_topology after every cycle
+  auto result = run_cycle_replay(*scenario, "tessera", options);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  const TopologySummary& topology = result->cycle->topology;
+  EXPECT_EQ(topology.required_started, topology.required_gangs);
+  EXPECT_GT(topology.required_gangs, 0);
+  // At least every required gang ran within one rack.
+  EXPECT_GE(topology.within.back(), topology.required_gangs);
+}
+
+TEST(TopologySynthetic, TheBenchmarkWorldGetsLevelsAndConstrainedGangsFromTheSameDraws) {
+  SyntheticSpec plain{.nodes = 600, .pending_pods = 2000, .running_pods = 1000, .queues = 20, .seed = 3};
+  SyntheticSpec racked = plain;
+  racked.topology_levels = 4;
+  const SyntheticWorld without = make_synthetic_world(plain);
+  const SyntheticWorld with = make_synthetic_world(racked);
+  ASSERT_EQ(with.cluster->topologies.size(), 1u);
+  EXPECT_EQ(with.cluster->topologies[0].levels.size(), 4u);
+  EXPECT_EQ(with.cluster->nodes[300].labels.at("tessera.dev/block"), "1");
+  EXPECT_EQ(with.cluster->nodes[300].labels.at("tessera.dev/rack"), "18");
+  ASSERT_EQ(with.workloads.size(), without.workloads.size());
+  int constrained = 0;
+  for (size_t i = 0; i < with.workloads.size(); ++i) {
+    EXPECT_EQ(with.workloads[i].spec.pods.size(), without.workloads[i].spec.pods.size());
+    const bool gang = with.workloads[i].spec.min_member > 1;
+    EXPECT_EQ(with.workloads[i].spec.topology.required_level, gang ? "tessera.dev/block" : "");
+    constrained += gang;
+  }
+  EXPECT_GT(constrained, 0);
 }
 
 }  // namespace

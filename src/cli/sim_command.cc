@@ -19,6 +19,7 @@
 #include "sim/scenario_loader.h"
 #include "sim/statistics.h"
 #include "sim/timeline_replay.h"
+#include "sim/topology_experiment.h"
 
 namespace tessera {
 
@@ -248,12 +249,22 @@ int run_sim(SimOptions options) {
   }
   TimelineOptions timeline;
   timeline.samples = options.samples;
+  const bool topology_mode = options.mode == "topology";
   timeline.cycle_interval_seconds = options.cycle_interval_seconds;
   timeline.cycle = options.cycle.options();
   timeline.arrival_speedup = options.arrival_speedup;
   timeline.horizon_seconds = options.horizon_seconds;
   timeline.threads = options.threads;
   timeline.check_invariants = options.check_invariants;
+  if (topology_mode) {
+    auto report = run_topology_experiment(*scenario, policies, timeline);
+    if (!report) {
+      fmt::print(stderr, "error: {}\n", report.error().message);
+      return 2;
+    }
+    fmt::print("{}", topology_table(*report));
+    return 0;
+  }
   auto report = run_timeline_experiment(*scenario, policies, timeline);
   if (!report) {
     fmt::print(stderr, "error: {}\n", report.error().message);
@@ -271,8 +282,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("sim", "Replay a cluster and a workload through the placement policies and report");
   sim->add_option("--mode", options->mode,
                   "arrival: pods arrive and never leave (the FGD experiment); timeline: pods arrive and leave at their "
-                  "trace times")
-      ->check(CLI::IsMember({"arrival", "timeline"}))
+                  "trace times; topology: the timeline of a scenario with a topology, per policy with topology off "
+                  "and under each domain rule (docs/topology.md)")
+      ->check(CLI::IsMember({"arrival", "timeline", "topology"}))
       ->capture_default_str();
   sim->add_option("--cluster", options->scenario.cluster,
                   "Nodes: builtin:NAME, an Alibaba node-list CSV, or a scenario YAML")

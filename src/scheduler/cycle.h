@@ -44,6 +44,9 @@ struct ReservationOptions {
 struct TopologyOptions {
   bool enabled = true;
   DomainRule rule = DomainRule::kFragmentation;  // which domain a gang goes to
+  // Consolidate, reclaim and preempt make room for a gang with a required level within one
+  // domain. Off, such a gang waits for room to free by itself (and for its reservation).
+  bool make_room = true;
 };
 
 struct CycleOptions {

@@ -680,7 +680,9 @@ bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& r
     // Subgroups need their own domains, which the pod-by-pod search does not choose: such a
     // gang starts only where allocate finds room.
     if (!gang->parts.empty()) return false;
-    if (gang->whole.required >= 0) return make_room_in_domain(context, victims, request, *gang);
+    if (gang->whole.required >= 0) {
+      return context.options().topology.make_room && make_room_in_domain(context, victims, request, *gang);
+    }
   }
   return RoomSearch(context, victims, request).run();
 }

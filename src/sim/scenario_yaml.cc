@@ -75,7 +75,7 @@ constexpr std::string_view kPodKeys[] = {"cpu",         "memory",        "gpus",
                                          "gpu_portion", "gpu_memory",    "gpu_memory_limit",
                                          "gpu_models",  "node_selector", "tolerations"};
 constexpr std::string_view kTolerationKeys[] = {"key", "operator", "value", "effect"};
-constexpr std::string_view kTopologyKeys[] = {"name", "levels", "nodes_per_domain"};
+constexpr std::string_view kTopologyKeys[] = {"name", "levels", "nodes_per_domain", "run_time_factors"};
 constexpr std::string_view kConstraintKeys[] = {"name", "required", "preferred"};
 constexpr std::string_view kSubGroupKeys[] = {"name", "count", "pods", "min_member", "topology"};
 
@@ -915,7 +915,7 @@ const Topology* find_topology(std::span<const Topology> topologies, std::string_
 // `topology:` — the cluster's topologies; with nodes_per_domain, the nodes are labelled in
 // order (each domain of a level holds that many nodes; each count divides the wider one's).
 std::vector<Topology> read_topologies(Problems& problems, const YAML::Node& node, const Place& place,
-                                      ClusterSpec* cluster) {
+                                      ClusterSpec* cluster, TopologyCost& cost) {
   std::vector<Topology> topologies;
   const std::vector<YAML::Node> items = read_list(problems, node, place, "a list of topologies {name, levels}");
   for (size_t i = 0; i < items.size() && !problems.failed(); ++i) {
@@ -968,6 +968,31 @@ std::vector<Topology> read_topologies(Problems& problems, const YAML::Node& node
           }
         }
       }
+    }
+    if (map.has("run_time_factors")) {
+      const std::vector<YAML::Node> factors =
+          map.list("run_time_factors", "a list of numbers >= 1, one more than levels");
+      if (factors.size() != topology.levels.size() + 1) {
+        map.report("run_time_factors", fmt::format("has {} entries for {} levels (expected {}: across the widest "
+                                                   "level, then within one domain of each level)",
+                                                   factors.size(), topology.levels.size(), topology.levels.size() + 1));
+      }
+      if (!cost.topology.empty())
+        map.report_key("run_time_factors",
+                       fmt::format("is also given by topology {} (expected one topology with run-time factors)",
+                                   in_quotes(cost.topology)));
+      TopologyCost read{topology.name, {}};
+      for (size_t f = 0; f < factors.size() && !problems.failed(); ++f) {
+        auto factor =
+            read_number(problems, factors[f], place_of(factors[f], item_path(map.field("run_time_factors"), f)),
+                        "a run-time factor >= 1");
+        if (factor && !(*factor >= 1 && std::isfinite(*factor))) {
+          map.report("run_time_factors",
+                     fmt::format("has {} (expected factors >= 1: spreading never speeds a job up)", *factor));
+        }
+        read.factors.push_back(factor.value_or(1));
+      }
+      if (!problems.failed()) cost = std::move(read);
     }
     topologies.push_back(std::move(topology));
   }
@@ -1255,7 +1280,8 @@ Result<ScenarioParts> read_scenario(const YAML::Node& root, std::string_view sou
   if (auto node = top.find("topology")) {
     // Labels what nodes_per_domain says on a copy: the spec is shared once built.
     auto labelled = parts.cluster ? std::make_shared<ClusterSpec>(*parts.cluster) : nullptr;
-    std::vector<Topology> topologies = read_topologies(problems, *node, top.value_place("topology"), labelled.get());
+    std::vector<Topology> topologies =
+        read_topologies(problems, *node, top.value_place("topology"), labelled.get(), parts.topology_cost);
     if (!labelled) {
       top.report_key("topology", "is given without a cluster section (expected the nodes it describes)");
     } else {

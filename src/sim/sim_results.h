@@ -189,6 +189,16 @@ struct PendingExample {
   double pending_seconds = 0;  // since its arrival, at the end of the replay
 };
 
+// Where gangs ran in the scenario's measured topology (docs/topology.md).
+struct TopologySummary {
+  std::vector<std::string> levels;  // of the topology measured, widest first; empty: none
+  int64_t multi_node_gangs = 0;     // gangs that started on more than one node (first start)
+  std::vector<int64_t> within;      // per level: of those, how many within one domain of it
+  int64_t required_gangs = 0;       // workloads with a required level
+  int64_t required_started = 0;
+  Quantiles required_wait_seconds;  // arrival -> first start, over those started
+};
+
 struct CycleReplayResult {
   double cycle_interval_seconds = 0;
   double end_seconds = 0;        // when this replay stopped
@@ -206,6 +216,7 @@ struct CycleReplayResult {
   // "NotYetCycled" for arrivals after it), and examples, longest pending first.
   std::map<std::string, int64_t> pending_by_code;
   std::vector<PendingExample> pending_examples;
+  TopologySummary topology;
 };
 
 struct TimelinePolicyResult {
