@@ -90,6 +90,8 @@ struct KubeScheduler::Impl {
     bound_pods = watch("/api/v1/pods", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
     queues = watch(fmt::format("/apis/{}/queues", kApiVersion));
     pod_groups = watch(fmt::format("/apis/{}/podgroups", kApiVersion));
+    // Optional: a cluster without the Topology CRD schedules without topologies.
+    topologies = watch(fmt::format("/apis/{}/topologies", kApiVersion), "", true);
     namespaces = watch("/api/v1/namespaces");
     // The controllers whose pods are grouped without a PodGroup (workload_owners.h). A kind the
     // cluster does not serve (its CRD is not installed) or this scheduler may not list is left
@@ -102,10 +104,10 @@ struct KubeScheduler::Impl {
 
   // Each informer with the name its metrics carry.
   std::vector<std::pair<const char*, kube::Informer*>> named_informers() const {
-    return {{"nodes", nodes.get()},        {"pods", tessera_pods.get()},    {"bound-pods", bound_pods.get()},
-            {"queues", queues.get()},      {"podgroups", pod_groups.get()}, {"namespaces", namespaces.get()},
-            {"jobs", jobs.get()},          {"jobsets", jobsets.get()},      {"pytorchjobs", pytorchjobs.get()},
-            {"trainjobs", trainjobs.get()}};
+    return {{"nodes", nodes.get()},         {"pods", tessera_pods.get()},    {"bound-pods", bound_pods.get()},
+            {"queues", queues.get()},       {"podgroups", pod_groups.get()}, {"namespaces", namespaces.get()},
+            {"jobs", jobs.get()},           {"jobsets", jobsets.get()},      {"pytorchjobs", pytorchjobs.get()},
+            {"trainjobs", trainjobs.get()}, {"topologies", topologies.get()}};
   }
   std::vector<kube::Informer*> informers() const {
     std::vector<kube::Informer*> list;
@@ -189,6 +191,7 @@ struct KubeScheduler::Impl {
     }
     observed.queues = queues->snapshot();
     observed.pod_groups = pod_groups->snapshot();
+    observed.topologies = topologies->snapshot();
     observed.namespaces = namespaces->snapshot();
     observed.owners = {jobs->snapshot(), jobsets->snapshot(), pytorchjobs->snapshot(), trainjobs->snapshot()};
     return observed;
@@ -395,6 +398,9 @@ struct KubeScheduler::Impl {
       return;
     }
     report_queue_problems(snapshot->queue_problems, observed, now);
+    for (const std::string& problem : snapshot->topology_problems) {
+      if (reported_topology_problems.insert(problem).second) log_line(problem + " (left out)");
+    }
     cycle_timing.snapshot_seconds = seconds_since(cycle_start);
 
     const ClusterState& cluster = *snapshot->cluster;
@@ -818,7 +824,7 @@ struct KubeScheduler::Impl {
   TaskPool api_pool;
   Metrics metrics;
   std::unique_ptr<kube::Informer> nodes, tessera_pods, bound_pods, queues, pod_groups, namespaces;
-  std::unique_ptr<kube::Informer> jobs, jobsets, pytorchjobs, trainjobs;
+  std::unique_ptr<kube::Informer> jobs, jobsets, pytorchjobs, trainjobs, topologies;
   std::unique_ptr<kube::LeaderElector> leader;
 
   std::mutex change_mutex;
@@ -832,6 +838,7 @@ struct KubeScheduler::Impl {
   EventRecorder events{client, 2, kStateRefreshSeconds, &failures};
   std::map<std::string, double> condition_written_at;  // pod key -> when its PodScheduled=False was written
   std::set<std::string> reported_queue_problems;
+  std::set<std::string> reported_topology_problems;
   CycleTiming cycle_timing;
   std::atomic<double> cycle_started_at = 0;
 

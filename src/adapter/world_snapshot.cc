@@ -252,6 +252,14 @@ class SnapshotBuilder {
   void build_cluster() {
     auto spec = std::make_shared<ClusterSpec>();
     spec->models = models_;
+    for (const auto& [key, object] : observed_.topologies) {
+      auto topology = topology_from_object(*object);
+      if (topology) {
+        spec->topologies.push_back(std::move(*topology));
+      } else {
+        snapshot_.topology_problems.push_back(topology.error().message);
+      }
+    }
     snapshot_.physical_devices.resize(nodes_.size());
     for (size_t index = 0; index < nodes_.size(); ++index) {
       NodeSpec node = nodes_[index];
@@ -496,6 +504,10 @@ class SnapshotBuilder {
       time_limit = std::max(time_limit, pod->info.active_deadline_seconds);
     }
     spec.time_limit_seconds = every_pod_limited ? time_limit : 0;
+    if (pod_group) {
+      spec.topology = pod_group->topology;
+      spec.subgroups = pod_group->subgroups;
+    }
     double submitted_at = pod_group ? pod_group->created_at : first.created_at;
     for (const ReadPod* pod : members) {
       PodSpec pod_spec = pod->info.spec;
