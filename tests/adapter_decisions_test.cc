@@ -256,6 +256,52 @@ TEST(AdapterDecisions, APodGroupThatNeedsOneRackStartsInTheRackThatHoldsItOrSays
       << waiting->message;
 }
 
+TEST(AdapterDecisions, PodsJoinSubgroupsByLabelAndAnUndeclaredOneHoldsTheGroup) {
+  World world;
+  for (int i = 0; i < 4; ++i) {
+    json node = gpu_node(fmt::format("node-{}", i), 8);
+    // Racks alternate: node-0 and node-2 in r0, node-1 and node-3 in r1.
+    node["metadata"]["labels"]["tessera.dev/rack"] = i % 2 == 0 ? "r0" : "r1";
+    world.add_node(std::move(node));
+  }
+  world.add_topology({{"apiVersion", "scheduling.tessera.dev/v1alpha1"},
+                      {"kind", "Topology"},
+                      {"metadata", {{"name", "network"}}},
+                      {"spec", {{"levels", json::array({{{"nodeLabel", "tessera.dev/rack"}}})}}}});
+  world.add_queue(queue("team-a", "", 32));
+  const json within_rack = {{"requiredTopologyLevel", "tessera.dev/rack"}};
+  for (const std::string name : {"tp", "typo"}) {
+    json group = pod_group("ml", name, 4);
+    group["spec"]["topologyConstraint"] = {{"topology", "network"}, {"preferredTopologyLevel", "tessera.dev/rack"}};
+    group["spec"]["subGroups"] = json::array({{{"name", "a"}, {"minMember", 2}, {"topologyConstraint", within_rack}},
+                                              {{"name", "b"}, {"minMember", 2}, {"topologyConstraint", within_rack}}});
+    world.add_pod_group(group);
+    for (int i = 0; i < 4; ++i) {
+      json member = pod("ml", fmt::format("{}-{}", name, i), {.gpus = 8, .pod_group = name});
+      member["metadata"]["labels"]["scheduling.tessera.dev/subgroup"] = name == "typo" && i == 3 ? "c"
+                                                                        : i < 2                  ? "a"
+                                                                                                 : "b";
+      world.add_pod(std::move(member));
+    }
+  }
+  const Decisions decisions = world.cycle();
+  ASSERT_EQ(decisions.starts.size(), 1U);
+  std::map<std::string, std::string> node_of;
+  for (const PodBindingDecision& binding : decisions.starts.front().bindings)
+    node_of[binding.pod_key] = binding.placement.node;
+  // The gang spans both racks; each subgroup keeps to one.
+  auto rack = [&](const std::string& pod) { return node_of.at(pod) == "node-0" || node_of.at(pod) == "node-2"; };
+  EXPECT_EQ(rack("ml/tp-0"), rack("ml/tp-1"));
+  EXPECT_EQ(rack("ml/tp-2"), rack("ml/tp-3"));
+  EXPECT_NE(rack("ml/tp-0"), rack("ml/tp-2"));
+  const WaitingWorkload* held = waiting_of(decisions, "ml/typo");
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->reason, "InvalidPodGroup");
+  EXPECT_NE(held->message.find("pod ml/typo-3 joins subgroup 'c', which PodGroup ml/typo does not declare"),
+            std::string::npos)
+      << held->message;
+}
+
 // `nodes` nodes of 8 GPUs, queue team-a, and Job ml/train of 4 pods of 8 GPUs, `pods` of which the
 // Job controller has made.
 void add_train_job(World& world, int nodes, int pods) {

@@ -51,18 +51,21 @@ WorkloadSpec random_workload(std::mt19937_64& random, const std::string& name, i
     spec.pods.push_back(pod);
   }
   const std::string levels[] = {"", "block", "rack"};
-  spec.topology = {"net", levels[pick(random, 0, 2)], ""};
-  if (spec.topology.required_level != "rack") spec.topology.preferred_level = levels[pick(random, 0, 2)];
-  if (spec.topology.required_level == "rack" && spec.topology.preferred_level == "block")
-    spec.topology.preferred_level.clear();
-  if (spec.topology.empty()) spec.topology.topology.clear();
+  WorkloadTopology terms;
+  terms.constraint = {"net", levels[pick(random, 0, 2)], ""};
+  if (terms.constraint.required_level != "rack") terms.constraint.preferred_level = levels[pick(random, 0, 2)];
+  if (terms.constraint.required_level == "rack" && terms.constraint.preferred_level == "block")
+    terms.constraint.preferred_level.clear();
+  if (terms.constraint.empty()) terms.constraint.topology.clear();
   if (spec.min_member >= 2 && pick(random, 0, 3) == 0) {
     // Two subgroups splitting the gang, each within a rack.
-    spec.topology.topology = "net";
+    terms.constraint.topology = "net";
     const int half = spec.min_member / 2;
-    spec.subgroups = {{"a", half, {"net", "rack", ""}}, {"b", spec.min_member - half, {"net", "rack", ""}}};
-    for (int i = 0; i < spec.min_member; ++i) spec.pods[static_cast<size_t>(i)].subgroup = i < half ? "a" : "b";
+    terms.subgroups = {{"a", half, {"net", "rack", ""}}, {"b", spec.min_member - half, {"net", "rack", ""}}};
+    for (int i = 0; i < spec.min_member; ++i) spec.pods[static_cast<size_t>(i)].subgroup = i < half ? 0 : 1;
   }
+  if (!terms.constraint.empty() || !terms.subgroups.empty())
+    spec.topology = std::make_shared<const WorkloadTopology>(std::move(terms));
   return spec;
 }
 
@@ -107,8 +110,9 @@ TEST(TopologyProperties, RequiredLevelsHoldGangsStayWholeAndVictimsLieInTheGangs
       const TopologyDomains& domains = world.cluster().topology();
       for (const Eviction& eviction : result.evictions) {
         const Workload& beneficiary = world.workloads()[eviction.beneficiary];
-        const int level = domains.find_level(0, beneficiary.spec.topology.required_level);
-        if (beneficiary.spec.topology.required_level.empty() || !world.running(eviction.beneficiary)) continue;
+        const int level = domains.find_level(0, beneficiary.spec.topology_constraint().required_level);
+        if (beneficiary.spec.topology_constraint().required_level.empty() || !world.running(eviction.beneficiary))
+          continue;
         const int32_t domain = domains.domain_of(0, level, world.cluster().binding(beneficiary.pods.front())->node);
         bool inside = false;
         for (PodId pod : eviction.pods) {
@@ -121,7 +125,7 @@ TEST(TopologyProperties, RequiredLevelsHoldGangsStayWholeAndVictimsLieInTheGangs
       }
       for (const Start& start : result.started) {
         ++started;
-        required_started += !world.workloads()[start.workload].spec.topology.required_level.empty();
+        required_started += !world.workloads()[start.workload].spec.topology_constraint().required_level.empty();
       }
       now += 15;
     }

@@ -66,7 +66,7 @@ WorkloadSpec gang(const std::string& name, int pods, int gpus, TopologyConstrain
   spec.name = name;
   spec.queue = "q";
   spec.min_member = pods;
-  spec.topology = std::move(constraint);
+  if (!constraint.empty()) spec.topology = std::make_shared<const WorkloadTopology>(WorkloadTopology{constraint, {}});
   for (int i = 0; i < pods; ++i) {
     spec.pods.push_back(testing::pod(fmt::format("{}-p{}", name, i), 1000, GpuRequest::whole(gpus)));
   }
@@ -133,6 +133,18 @@ TEST_F(TopologyWorld, ARequiredRackGangThatFitsNoRackWaitsAndSaysWhere) {
   EXPECT_EQ(nodes_of(waiting).size(), 2u);
 }
 
+TEST_F(TopologyWorld, AConstraintOnAnUndeclaredLevelWaitsAndSaysSo) {
+  const WorkloadId id = submit(gang("lost", 1, 1, {"net", "zone", ""}));
+  CycleResult result = world.cycle(1);
+  EXPECT_TRUE(nodes_of(id).empty());
+  ASSERT_EQ(result.pending.size(), 1u);
+  const std::string text = describe(result.pending[0].reason, world.tree());
+  EXPECT_TRUE(
+      text.starts_with("its topology constraint cannot be met: workload 'lost': topology.required: zone is "
+                       "not a level of topology 'net'"))
+      << text;
+}
+
 TEST_F(TopologyWorld, APreferredRackWidensToOneBlockBeforeTheCluster) {
   occupy(1, 8);
   // Three 8-GPU pods fit in no rack (two nodes each); block b0 has three empty nodes (0, 2, 3).
@@ -145,9 +157,10 @@ TEST_F(TopologyWorld, APreferredRackWidensToOneBlockBeforeTheCluster) {
 
 TEST_F(TopologyWorld, SubgroupsKeepTheirOwnRackInsideTheGangsBlock) {
   occupy(0, 4);  // r0 can no longer take a subgroup of two 8-GPU pods
-  WorkloadSpec spec = gang("tp", 4, 8, {"net", "block", ""});
-  spec.subgroups = {{"a", 2, {"net", "rack", ""}}, {"b", 2, {"net", "rack", ""}}};
-  for (int i = 0; i < 4; ++i) spec.pods[static_cast<size_t>(i)].subgroup = i < 2 ? "a" : "b";
+  WorkloadSpec spec = gang("tp", 4, 8);
+  spec.topology = std::make_shared<const WorkloadTopology>(
+      WorkloadTopology{{"net", "block", ""}, {{"a", 2, {"net", "rack", ""}}, {"b", 2, {"net", "rack", ""}}}});
+  for (int i = 0; i < 4; ++i) spec.pods[static_cast<size_t>(i)].subgroup = i < 2 ? 0 : 1;
   const WorkloadId id = submit(std::move(spec));
   world.cycle(1);
   std::vector<NodeIndex> nodes = nodes_of(id);
@@ -213,11 +226,13 @@ TEST(TopologyScenario, NodesAreLabelledAndWorkloadsCarryTheirConstraintsAndSubgr
   EXPECT_EQ(cluster.nodes[5].labels.at("tessera.dev/block"), "b1");
   EXPECT_EQ(cluster.nodes[5].labels.at("tessera.dev/rack"), "r2");
   const WorkloadSpec& job = parts->workloads->at(0);
-  EXPECT_EQ(job.topology.required_level, "tessera.dev/block");
-  ASSERT_EQ(job.subgroups.size(), 2u);
-  EXPECT_EQ(job.subgroups[1].name, "tp-1");
-  EXPECT_EQ(job.subgroups[1].constraint.topology, "net");
-  EXPECT_EQ(job.pods[3].subgroup, "tp-1");
+  EXPECT_EQ(job.topology_constraint().required_level, "tessera.dev/block");
+  ASSERT_EQ(job.subgroups().size(), 2u);
+  EXPECT_EQ(job.subgroups()[1].name, "tp-1");
+  EXPECT_EQ(job.subgroups()[1].constraint.topology, "net");
+  // Copies of one workload entry share their terms.
+  EXPECT_EQ(parts->workloads->at(0).topology, job.topology);
+  EXPECT_EQ(job.pods[3].subgroup, 1);  // tp-1
 }
 
 TEST(TopologyScenario, BadConstraintsAreRefusedNamingTheField) {
@@ -315,7 +330,7 @@ TEST(TopologySynthetic, TheBenchmarkWorldGetsLevelsAndConstrainedGangsFromTheSam
   for (size_t i = 0; i < with.workloads.size(); ++i) {
     EXPECT_EQ(with.workloads[i].spec.pods.size(), without.workloads[i].spec.pods.size());
     const bool gang = with.workloads[i].spec.min_member > 1;
-    EXPECT_EQ(with.workloads[i].spec.topology.required_level, gang ? "tessera.dev/block" : "");
+    EXPECT_EQ(with.workloads[i].spec.topology_constraint().required_level, gang ? "tessera.dev/block" : "");
     constrained += gang;
   }
   EXPECT_GT(constrained, 0);

@@ -49,6 +49,7 @@ struct PodInfo {
   PodSpec spec;
   std::string pod_group;    // label scheduling.tessera.dev/pod-group
   std::string queue_label;  // label scheduling.tessera.dev/queue
+  std::string subgroup;     // label scheduling.tessera.dev/subgroup: a subgroup of its PodGroup
   WorkloadKind kind = WorkloadKind::kTrain;
   bool preemptible_explicit = false;  // the annotation set preemptible
   std::vector<int> gpu_indices;       // annotation gpu-index (bound Tessera pods)

@@ -451,6 +451,10 @@ class SnapshotBuilder {
           }
         }
       }
+      if (auto unknown = unknown_subgroup(group, pod_group)) {
+        hold(group, "InvalidPodGroup", *unknown);
+        continue;
+      }
       const int declared = pod_group ? pod_group->min_member : owned ? owned->min_member : 1;
       const int live = static_cast<int>(group.pods.size());
       int bound = 0;
@@ -473,6 +477,23 @@ class SnapshotBuilder {
       }
       add_workload(group, members, pod_group, *leaf, min_member);
     }
+  }
+
+  // A pod's subgroup label that its PodGroup does not declare, as a sentence.
+  static std::optional<std::string> unknown_subgroup(const Group& group, const PodGroupInfo* pod_group) {
+    for (const ReadPod* pod : group.pods) {
+      if (pod->info.subgroup.empty()) continue;
+      if (pod_group && subgroup_index(*pod_group, pod->info.subgroup) >= 0) continue;
+      return fmt::format("pod {} joins subgroup '{}', which {} does not declare in spec.subGroups", pod->info.key,
+                         pod->info.subgroup, pod_group ? "PodGroup " + group.pod_group : "its workload");
+    }
+    return std::nullopt;
+  }
+  static int16_t subgroup_index(const PodGroupInfo& pod_group, const std::string& name) {
+    for (size_t i = 0; i < pod_group.subgroups.size(); ++i) {
+      if (pod_group.subgroups[i].name == name) return static_cast<int16_t>(i);
+    }
+    return -1;
   }
 
   void add_workload(const Group& group, const std::vector<ReadPod*>& members, const PodGroupInfo* pod_group,
@@ -504,9 +525,9 @@ class SnapshotBuilder {
       time_limit = std::max(time_limit, pod->info.active_deadline_seconds);
     }
     spec.time_limit_seconds = every_pod_limited ? time_limit : 0;
-    if (pod_group) {
-      spec.topology = pod_group->topology;
-      spec.subgroups = pod_group->subgroups;
+    if (pod_group && (!pod_group->topology.empty() || !pod_group->subgroups.empty())) {
+      spec.topology =
+          std::make_shared<const WorkloadTopology>(WorkloadTopology{pod_group->topology, pod_group->subgroups});
     }
     double submitted_at = pod_group ? pod_group->created_at : first.created_at;
     for (const ReadPod* pod : members) {
@@ -514,6 +535,7 @@ class SnapshotBuilder {
       pod_spec.name = pod->info.key;
       pod_spec.priority = spec.priority;
       pod_spec.preemptible = preemptible;
+      if (pod_group && !pod->info.subgroup.empty()) pod_spec.subgroup = subgroup_index(*pod_group, pod->info.subgroup);
       spec.pods.push_back(std::move(pod_spec));
       if (!pod_group) submitted_at = std::min(submitted_at, pod->info.created_at);
     }

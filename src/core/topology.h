@@ -31,4 +31,10 @@ struct SubGroupSpec {
   TopologyConstraint constraint;
 };
 
+// All of a workload's topology terms.
+struct WorkloadTopology {
+  TopologyConstraint constraint;
+  std::vector<SubGroupSpec> subgroups;
+};
+
 }  // namespace tessera

@@ -1,6 +1,8 @@
 // A workload (PodGroup): the unit of queueing and gang scheduling.
 #pragma once
 
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,9 +31,24 @@ struct WorkloadSpec {
   // The longest one run may last (seconds from its start); it is ended when it expires. 0: none.
   // A workload with a limit may backfill room reserved for another that it would leave in time.
   double time_limit_seconds = 0;
-  // Where its gang may run in the cluster's topologies (docs/topology.md); empty: anywhere.
-  TopologyConstraint topology;
-  std::vector<SubGroupSpec> subgroups;
+  // Where its gang may run in the cluster's topologies (docs/topology.md); null: anywhere.
+  // Shared and immutable: most workloads have none, and those that do often share it.
+  std::shared_ptr<const WorkloadTopology> topology;
+
+  const TopologyConstraint& topology_constraint() const {
+    static const TopologyConstraint kNone;
+    return topology ? topology->constraint : kNone;
+  }
+  std::span<const SubGroupSpec> subgroups() const {
+    return topology ? std::span<const SubGroupSpec>(topology->subgroups) : std::span<const SubGroupSpec>();
+  }
+  bool has_topology_constraints() const {
+    if (!topology_constraint().empty()) return true;
+    for (const SubGroupSpec& subgroup : subgroups()) {
+      if (!subgroup.constraint.empty()) return true;
+    }
+    return false;
+  }
 };
 
 }  // namespace tessera

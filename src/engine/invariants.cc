@@ -90,28 +90,30 @@ std::vector<std::string> check_topology(const ClusterState& cluster, const Workl
                                         std::span<const PodId> pods) {
   std::vector<std::string> violations;
   const TopologyDomains& domains = cluster.topology();
-  auto check = [&](const TopologyConstraint& constraint, const std::string& subgroup) {
+  // `subgroup`: the index of the subgroup whose pods are checked (-1: all), and its name.
+  auto check = [&](const TopologyConstraint& constraint, int subgroup, const std::string& name) {
     if (constraint.required_level.empty()) return;
     const int topology =
-        domains.find_topology(constraint.topology.empty() ? spec.topology.topology : constraint.topology);
+        domains.find_topology(constraint.topology.empty() ? spec.topology_constraint().topology : constraint.topology);
     const int level = topology < 0 ? -1 : domains.find_level(topology, constraint.required_level);
     std::optional<int32_t> first;
     for (PodId pod : pods) {
       const auto& binding = cluster.binding(pod);
-      if (!binding || (!subgroup.empty() && cluster.pod(pod).subgroup != subgroup)) continue;
+      if (!binding || (subgroup >= 0 && cluster.pod(pod).subgroup != subgroup)) continue;
       const int32_t domain = level < 0 ? -1 : domains.domain_of(topology, level, binding->node);
       if (domain < 0 || (first && *first != domain)) {
         violations.push_back(fmt::format("workload {}{}: pod {} on node {} is outside the one {} its pods must share",
-                                         spec.name, subgroup.empty() ? "" : " subgroup " + subgroup,
-                                         cluster.pod(pod).name, cluster.node_spec(binding->node).name,
-                                         constraint.required_level));
+                                         spec.name, name.empty() ? "" : " subgroup " + name, cluster.pod(pod).name,
+                                         cluster.node_spec(binding->node).name, constraint.required_level));
         return;
       }
       first = domain;
     }
   };
-  check(spec.topology, "");
-  for (const SubGroupSpec& subgroup : spec.subgroups) check(subgroup.constraint, subgroup.name);
+  check(spec.topology_constraint(), -1, "");
+  for (size_t i = 0; i < spec.subgroups().size(); ++i) {
+    check(spec.subgroups()[i].constraint, static_cast<int>(i), spec.subgroups()[i].name);
+  }
   return violations;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <random>
 #include <span>
@@ -39,7 +40,9 @@ struct TopologyShortfall {
 struct FailureSummary {
   std::array<int, kPredicateCount> nodes_by_predicate{};
   int failed_pod_index = -1;  // within a gang: the first member that found no node
-  TopologyShortfall topology;
+  // Set only when the gang failed for its topology: most failures are not, and a cycle keeps one
+  // summary per pending workload.
+  std::shared_ptr<const TopologyShortfall> topology;
 
   // "12 nodes: not enough idle GPUs; 3 nodes: untolerated taint", most frequent first.
   std::string describe() const;

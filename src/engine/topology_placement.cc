@@ -81,7 +81,7 @@ class TopologyPlacement {
     }
     if (why) {
       *why = last_failure_;
-      if (gang_.whole.required >= 0) explain_shortfall(why->topology, need, domains_with_room);
+      if (gang_.whole.required >= 0) why->topology = explain_shortfall(need, domains_with_room);
     }
     return false;
   }
@@ -131,7 +131,9 @@ class TopologyPlacement {
     return domains_.domains(gang_.topology, scope.level)[static_cast<size_t>(scope.domain)].nodes;
   }
 
-  void explain_shortfall(TopologyShortfall& shortfall, int64_t need, int domains_with_room) const {
+  std::shared_ptr<const TopologyShortfall> explain_shortfall(int64_t need, int domains_with_room) const {
+    auto made = std::make_shared<TopologyShortfall>();
+    TopologyShortfall& shortfall = *made;
     const int level = gang_.whole.required;
     shortfall.level = std::string(domains_.noun(gang_.topology, level));
     shortfall.need_milli = need;
@@ -145,6 +147,7 @@ class TopologyPlacement {
         shortfall.domain = domains[domain].value;
       }
     }
+    return made;
   }
 
   Placer& placer_;
@@ -162,29 +165,27 @@ class TopologyPlacement {
 Result<GangTopology> resolve_gang_topology(const ClusterState& cluster, const WorkloadSpec& spec,
                                            std::span<const PodId> gang) {
   GangTopology resolved;
-  bool any = !spec.topology.empty();
-  for (const SubGroupSpec& subgroup : spec.subgroups) any = any || !subgroup.constraint.empty();
-  if (!any) {
+  if (!spec.has_topology_constraints()) {
     resolved.rest.assign(gang.begin(), gang.end());
     return resolved;
   }
   const TopologyDomains& domains = cluster.topology();
   // Subgroups name the workload's topology, or none (they then use the workload's).
-  std::string name = spec.topology.topology;
-  for (const SubGroupSpec& subgroup : spec.subgroups) {
+  std::string name = spec.topology_constraint().topology;
+  for (const SubGroupSpec& subgroup : spec.subgroups()) {
     if (name.empty()) name = subgroup.constraint.topology;
   }
   resolved.topology = domains.find_topology(name);
   if (resolved.topology < 0) {
     return Error{fmt::format("workload '{}': topology '{}' is not declared by the cluster", spec.name, name)};
   }
-  auto whole =
-      resolve_levels(domains, resolved.topology, spec.topology, fmt::format("workload '{}': topology", spec.name));
+  auto whole = resolve_levels(domains, resolved.topology, spec.topology_constraint(),
+                              fmt::format("workload '{}': topology", spec.name));
   if (!whole) return whole.error();
   resolved.whole = *whole;
-  std::vector<int> part_of(spec.subgroups.size(), -1);
-  for (size_t i = 0; i < spec.subgroups.size(); ++i) {
-    const SubGroupSpec& subgroup = spec.subgroups[i];
+  std::vector<int> part_of(spec.subgroups().size(), -1);
+  for (size_t i = 0; i < spec.subgroups().size(); ++i) {
+    const SubGroupSpec& subgroup = spec.subgroups()[i];
     if (subgroup.constraint.empty()) continue;
     if (!subgroup.constraint.topology.empty() && subgroup.constraint.topology != name) {
       return Error{fmt::format("workload '{}': subgroups[{}].topology: '{}' differs from the workload's topology '{}'",
@@ -199,11 +200,9 @@ Result<GangTopology> resolve_gang_topology(const ClusterState& cluster, const Wo
     resolved.parts.push_back({subgroup.name, *levels, {}});
   }
   for (PodId pod : gang) {
-    const std::string& subgroup = cluster.pod(pod).subgroup;
-    int part = -1;
-    for (size_t i = 0; i < spec.subgroups.size() && !subgroup.empty(); ++i) {
-      if (spec.subgroups[i].name == subgroup) part = part_of[i];
-    }
+    const int16_t subgroup = cluster.pod(pod).subgroup;
+    const int part =
+        subgroup >= 0 && static_cast<size_t>(subgroup) < part_of.size() ? part_of[static_cast<size_t>(subgroup)] : -1;
     if (part >= 0) {
       resolved.parts[static_cast<size_t>(part)].pods.push_back(pod);
     } else {

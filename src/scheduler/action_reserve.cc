@@ -230,7 +230,7 @@ void reserve(CycleContext& context) {
   QueuePicker picker(context, waiting);
   std::vector<NodeIndex> order;  // computed once, when a first candidate is owed
   for (WorkloadId id = picker.next(); id >= 0 && options.enabled && room_for(1); id = picker.next()) {
-    if (!owed(id)) continue;
+    if (!owed(id) || context.topology_unresolvable(id)) continue;
     const std::span<const PodId> gang = context.workloads()[id].gang();
     if (order.empty()) order = drain_order(context);
     const GangTopology* topology = context.gang_topology(id);

@@ -55,8 +55,7 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       gang_requests_(inputs.workloads.size()),
       gang_request_known_(inputs.workloads.size(), false),
       waiting_(inputs.workloads.size(), 0),
-      reservation_of_(inputs.workloads.size(), -1),
-      gang_topologies_(inputs.workloads.size()) {
+      reservation_of_(inputs.workloads.size(), -1) {
   result_.loads = std::move(loads);
   const ClusterState& cluster = inputs.cluster;
   for (WorkloadId id : inputs.workloads.active()) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "scheduler/cycle.h"
@@ -63,6 +64,9 @@ class CycleContext : private StatementListener {
   // The workload's gang topology, resolved; nullptr when it has no constraint or topology is
   // off. A constraint the cluster cannot resolve leaves the gang unplaceable, `error` set.
   const GangTopology* gang_topology(WorkloadId workload);
+  // Whether the workload's constraints name what the cluster does not declare (topology on):
+  // it can never be placed, so no room is made or reserved for it.
+  bool topology_unresolvable(WorkloadId workload);
   // The sizes of the gangs of the workloads active at the start of the cycle.
   const GangSizeMix& gang_mix();
 
@@ -114,8 +118,10 @@ class CycleContext : private StatementListener {
   std::vector<char> waiting_;  // per workload: pending at the start and not placed since
   std::vector<Reservation> reservations_;
   std::vector<int32_t> reservation_of_;  // per workload: index in reservations_, or -1
-  // Per workload, resolved on first use: its gang topology, or why it cannot be resolved.
-  std::vector<std::optional<Result<GangTopology>>> gang_topologies_;
+  // The workloads with topology constraints, resolved on first use: the gang's topology, or why
+  // it cannot be resolved. A map: most workloads have none, and a cycle sees 100,000.
+  std::unordered_map<WorkloadId, Result<GangTopology>> gang_topologies_;
+  const Result<GangTopology>* resolved_topology(WorkloadId workload);
   std::optional<GangSizeMix> gang_mix_;
   uint64_t generation_ = 0;
   uint64_t freed_generation_ = 0;

@@ -2,20 +2,31 @@
 // (docs/topology.md): the gang through place_in_topology, elastic extras within the domain the
 // running gang holds at its required level.
 #include <algorithm>
+#include <memory>
 
 #include "scheduler/cycle_context.h"
 
 namespace tessera {
 
-const GangTopology* CycleContext::gang_topology(WorkloadId workload) {
+const Result<GangTopology>* CycleContext::resolved_topology(WorkloadId workload) {
   if (!options_.topology.enabled) return nullptr;
-  auto& entry = gang_topologies_[static_cast<size_t>(workload)];
-  if (!entry) {
-    const Workload& owner = workloads()[workload];
-    entry.emplace(resolve_gang_topology(cluster(), owner.spec, owner.gang()));
+  const Workload& owner = workloads()[workload];
+  if (!owner.spec.has_topology_constraints()) return nullptr;
+  auto found = gang_topologies_.find(workload);
+  if (found == gang_topologies_.end()) {
+    found = gang_topologies_.emplace(workload, resolve_gang_topology(cluster(), owner.spec, owner.gang())).first;
   }
-  if (!entry->ok()) return nullptr;
-  return (*entry)->constrained() ? &entry->value() : nullptr;
+  return &found->second;
+}
+
+const GangTopology* CycleContext::gang_topology(WorkloadId workload) {
+  const Result<GangTopology>* resolved = resolved_topology(workload);
+  return resolved && resolved->ok() && (*resolved)->constrained() ? &resolved->value() : nullptr;
+}
+
+bool CycleContext::topology_unresolvable(WorkloadId workload) {
+  const Result<GangTopology>* resolved = resolved_topology(workload);
+  return resolved && !resolved->ok();
 }
 
 const GangSizeMix& CycleContext::gang_mix() {
@@ -32,16 +43,18 @@ bool CycleContext::place_gang(Statement& statement, std::span<const PodId> pods,
                               const PlacementPass& pass) {
   const WorkloadId owner = pods.empty() ? -1 : workloads().workload_of(pods.front());
   if (owner < 0 || !options_.topology.enabled) return placer().place_gang(statement, pods, why, pass);
-  const auto& resolved = gang_topologies_[static_cast<size_t>(owner)];
-  const GangTopology* topology = gang_topology(owner);
-  if (!topology) {
+  const Result<GangTopology>* resolved = resolved_topology(owner);
+  if (resolved && !resolved->ok()) {
     // A constraint that names what the cluster does not declare can never be met.
-    if (resolved && !resolved->ok()) {
-      if (why) why->topology.unresolved = resolved->error().message;
-      return false;
+    if (why) {
+      auto shortfall = std::make_shared<TopologyShortfall>();
+      shortfall->unresolved = resolved->error().message;
+      why->topology = std::move(shortfall);
     }
-    return placer().place_gang(statement, pods, why, pass);
+    return false;
   }
+  const GangTopology* topology = gang_topology(owner);
+  if (!topology) return placer().place_gang(statement, pods, why, pass);
   const Workload& workload = workloads()[owner];
   const auto gang = workload.gang();
   const auto is_gang_pod = [&](PodId pod) { return workloads().position_of(pod) < workload.min_member(); };

@@ -54,12 +54,7 @@ class RoomSearch {
         request_(request),
         pass_(context.pass_for(request.pending)),
         pending_queue_(context.workloads()[request.pending].queue),
-        pending_priority_(context.workloads()[request.pending].spec.priority) {
-    if (!domain_.empty()) {
-      in_domain_.assign(static_cast<size_t>(context.cluster().node_count()), 0);
-      for (NodeIndex node : domain_) in_domain_[static_cast<size_t>(node)] = 1;
-    }
-  }
+        pending_priority_(context.workloads()[request.pending].spec.priority) {}
 
   // After a trial run that succeeded: the units it evicted for good.
   int trial_evictions() const { return trial_evictions_; }
@@ -435,10 +430,10 @@ class RoomSearch {
     const bool by_gpu_nodes = scope.of_queues != nullptr && quest.need > 0 && quest.live_bounds;
     merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
     const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
-    // Victims of a moved unit's pod may be anywhere; those of the pending gang only in its domain.
-    const bool in_domain_only = !in_domain_.empty() && for_workload == request_.pending;
+    // Victims of a moved unit's pod may be anywhere; those of the pending gang only in its domain,
+    // whose nodes alone are visited.
+    const bool in_domain_only = !domain_.empty() && for_workload == request_.pending;
     auto visit = [&](NodeIndex node) {  // true: the search is over
-      if (in_domain_only && !in_domain_[static_cast<size_t>(node)]) return false;
       if (skip_unless && !has_bit(skip_unless, node) && cluster.gpu_free_milli(node) < quest.need) return false;
       if (!may_serve(cluster, node, quest, best)) return false;
       if (!choose_victims(cluster, node, quest, best, choice)) return false;
@@ -450,7 +445,11 @@ class RoomSearch {
       }
       return candidates_left == 0 || unbeatable(best, quest.need);
     };
-    if (scope.listed_only) {
+    if (in_domain_only) {
+      for (NodeIndex node : domain_) {
+        if (visit(node)) break;
+      }
+    } else if (scope.listed_only) {
       for (NodeIndex node : node_list_) {
         if (visit(node)) break;
       }
@@ -601,7 +600,6 @@ class RoomSearch {
 
   const std::span<const NodeIndex> domain_;
   const bool trial_;
-  std::vector<char> in_domain_;  // per node, when the search has a domain
   int trial_evictions_ = 0;
   CycleContext& context_;
   VictimIndex& victims_;
@@ -637,8 +635,12 @@ namespace {
 
 // docs/topology.md: for a gang with a required level, the domains of that level that could hold
 // it once their victims are gone (free GPUs plus what the index holds there reach its need), the
-// most free first; each is searched as a trial, and the one that needs the fewest evictions is
-// searched again for real. No domain where even every victim leaves too little is touched.
+// most free first; each of the first kMaxRoomTrials is searched as a trial, and the one that
+// needs the fewest evictions is searched again for real. No domain where even every victim leaves too little is
+// touched. Each trial is a victim search of its own; the domains with the most free GPUs, tried first, are those
+// likeliest to need fewest evictions, so a few suffice.
+constexpr int kMaxRoomTrials = 4;
+
 bool make_room_in_domain(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
                          const GangTopology& gang) {
   const ClusterState& cluster = context.cluster();
@@ -657,7 +659,7 @@ bool make_room_in_domain(CycleContext& context, VictimIndex& victims, const Room
             [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   int32_t best = -1;
   int best_evictions = 0;
-  for (size_t i = 0; i < reachable.size() && i < static_cast<size_t>(kMaxDomainTries); ++i) {
+  for (size_t i = 0; i < reachable.size() && i < static_cast<size_t>(kMaxRoomTrials); ++i) {
     const int32_t domain = reachable[i].second;
     if (request.refresh) request.refresh();
     RoomSearch trial(context, victims, request, all[static_cast<size_t>(domain)].nodes, true);
@@ -676,6 +678,7 @@ bool make_room_in_domain(CycleContext& context, VictimIndex& victims, const Room
 }  // namespace
 
 bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request) {
+  if (context.topology_unresolvable(request.pending)) return false;
   if (const GangTopology* gang = context.gang_topology(request.pending)) {
     // Subgroups need their own domains, which the pod-by-pod search does not choose: such a
     // gang starts only where allocate finds room.

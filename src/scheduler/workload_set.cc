@@ -22,14 +22,15 @@ WorkloadId WorkloadSet::add(WorkloadSpec spec, QueueIndex queue, ClusterState& c
   std::string signature;
   for (size_t position = 0; position < static_cast<size_t>(workload.min_member_of(spec)); ++position) {
     signature += std::to_string(pod_shapes_.intern(spec.pods[position]));
-    signature += spec.pods[position].subgroup.empty() ? "," : "/" + spec.pods[position].subgroup + ",";
+    const int16_t subgroup = spec.pods[position].subgroup;
+    signature += subgroup < 0 ? "," : "/" + std::to_string(subgroup) + ",";
   }
   // Equal pods under different topology constraints fit in different places.
   auto add_constraint = [&signature](const TopologyConstraint& constraint) {
     signature += "|" + constraint.topology + "|" + constraint.required_level + "|" + constraint.preferred_level;
   };
-  add_constraint(spec.topology);
-  for (const SubGroupSpec& subgroup : spec.subgroups) {
+  add_constraint(spec.topology_constraint());
+  for (const SubGroupSpec& subgroup : spec.subgroups()) {
     signature += "|" + subgroup.name;
     add_constraint(subgroup.constraint);
   }

@@ -595,7 +595,7 @@ class CycleReplay {
         ++summary.multi_node_gangs;
         for (int level = 0; level <= tracked.common_level; ++level) ++summary.within[static_cast<size_t>(level)];
       }
-      if (scenario_.workloads[tracked.spec].topology.required_level.empty()) continue;
+      if (scenario_.workloads[tracked.spec].topology_constraint().required_level.empty()) continue;
       ++summary.required_gangs;
       if (tracked.first_start < 0) continue;
       ++summary.required_started;

@@ -1045,17 +1045,17 @@ TopologyConstraint read_constraint(const YamlMap& parent, std::string_view key, 
   return constraint;
 }
 
-struct WorkloadTopology {
+struct WorkloadTerms {
   TopologyConstraint constraint;
   std::vector<SubGroupSpec> subgroups;
-  std::vector<std::string> pod_subgroups;  // per pod, in order: the subgroup it joins
+  std::vector<int16_t> pod_subgroups;  // per pod, in order: the index of the subgroup it joins
 };
 
 // A workload's `topology` and `subgroups`: each subgroup (count copies, name-0, name-1, ...)
 // takes the next `pods` pods of the workload, in order.
-WorkloadTopology read_workload_topology(const YamlMap& map, std::span<const Topology> topologies, int64_t pods,
-                                        int64_t min_member) {
-  WorkloadTopology result;
+WorkloadTerms read_workload_topology(const YamlMap& map, std::span<const Topology> topologies, int64_t pods,
+                                     int64_t min_member) {
+  WorkloadTerms result;
   Problems& problems = map.problems();
   result.constraint = read_constraint(map, "topology", topologies, "");
   const std::vector<YAML::Node> items = map.list("subgroups", "a list of subgroups {name, pods, min_member, topology}");
@@ -1100,7 +1100,8 @@ WorkloadTopology read_workload_topology(const YamlMap& map, std::span<const Topo
                                                first + 1, first + minimum, in_quotes(subgroup.name), min_member));
         return result;
       }
-      result.pod_subgroups.insert(result.pod_subgroups.end(), static_cast<size_t>(members), subgroup.name);
+      result.pod_subgroups.insert(result.pod_subgroups.end(), static_cast<size_t>(members),
+                                  static_cast<int16_t>(result.subgroups.size()));
       result.subgroups.push_back(std::move(subgroup));
     }
   }
@@ -1169,8 +1170,14 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
   }
   PodSpec pod;
   if (auto pod_node = map.find("pod")) pod = read_pod_template(problems, *pod_node, map.value_place("pod"), catalog);
-  const WorkloadTopology topology = read_workload_topology(map, topologies, pods, min_member);
+  const WorkloadTerms topology = read_workload_topology(map, topologies, pods, min_member);
   if (problems.failed()) return;
+  // The copies share one: it is immutable.
+  std::shared_ptr<const WorkloadTopology> shared_topology;
+  if (!topology.constraint.empty() || !topology.subgroups.empty()) {
+    shared_topology =
+        std::make_shared<const WorkloadTopology>(WorkloadTopology{topology.constraint, topology.subgroups});
+  }
 
   if (count * pods > budget.pods_left) {
     map.report(map.has("count") ? "count" : "pods",
@@ -1197,8 +1204,7 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
     workload.duration_seconds = duration;
     workload.checkpoint_interval_seconds = checkpoint_interval;
     workload.time_limit_seconds = time_limit;
-    workload.topology = topology.constraint;
-    workload.subgroups = topology.subgroups;
+    if (shared_topology) workload.topology = shared_topology;
     workload.pods.reserve(static_cast<size_t>(pods));
     for (int64_t p = 0; p < pods; ++p) {
       PodSpec copy = pod;

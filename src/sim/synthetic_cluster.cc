@@ -342,9 +342,10 @@ void add_topology(ClusterSpec& cluster, int levels) {
 
 void constrain_gangs(std::vector<SyntheticWorkload>& workloads, int levels) {
   if (levels < 2) return;
+  const auto within_block = std::make_shared<const WorkloadTopology>(
+      WorkloadTopology{{"network", kSyntheticLevels[1].label, levels >= 3 ? kSyntheticLevels[2].label : ""}, {}});
   for (SyntheticWorkload& workload : workloads) {
-    if (workload.spec.min_member < 2) continue;
-    workload.spec.topology = {"network", kSyntheticLevels[1].label, levels >= 3 ? kSyntheticLevels[2].label : ""};
+    if (workload.spec.min_member >= 2) workload.spec.topology = within_block;
   }
 }
 
