@@ -762,6 +762,12 @@ struct KubeScheduler::Impl {
       log_line(fmt::format("not grouping by this kind of owner for now ({}); looked for again every 30 s",
                            informer->last_error()));
     }
+    if (!topologies->last_error().empty()) {
+      log_line(
+          fmt::format("not reading topologies for now ({}); gangs are placed without them, looked for again "
+                      "every 30 s",
+                      topologies->last_error()));
+    }
     if (options.leader_elect) {
       kube::LeaderElectionConfig election = options.election;
       election.on_failure = log_line;
