@@ -57,34 +57,33 @@ bool CycleContext::place_gang(Statement& statement, std::span<const PodId> pods,
   if (!topology) return placer().place_gang(statement, pods, why, pass);
   const Workload& workload = workloads()[owner];
   const auto gang = workload.gang();
-  const auto is_gang_pod = [&](PodId pod) { return workloads().position_of(pod) < workload.min_member(); };
   const Statement::Checkpoint start = statement.checkpoint();
-  std::vector<PodId> extras;
+  const bool gang_unbound = std::none_of(gang.begin(), gang.end(), [&](PodId pod) { return cluster().binding(pod); });
+  // Pods that join the domain the gang holds: elastic extras (and, were part of a gang already
+  // bound, the rest of it).
+  std::vector<PodId> joining;
   for (PodId pod : pods) {
-    if (!is_gang_pod(pod)) extras.push_back(pod);
+    if (!gang_unbound || workloads().position_of(pod) >= workload.min_member()) joining.push_back(pod);
   }
-  if (extras.size() < pods.size()) {
+  if (joining.size() < pods.size()) {
     // The whole gang is placed anew (a pending workload, or one moved).
-    if (!std::all_of(gang.begin(), gang.end(), [&](PodId pod) { return !cluster().binding(pod); })) {
-      return placer().place_gang(statement, pods, why, pass);  // not asked of the cycle's actions
-    }
     const TopologyPlacementOptions options{options_.topology.rule, &gang_mix()};
     if (!place_in_topology(placer(), statement, *topology, options, why, pass)) return false;
   }
-  if (extras.empty()) return true;
-  // Extras join their gang's domain at its required level (anywhere without one).
+  if (joining.empty()) return true;
   const int level = topology->whole.required;
   if (level < 0) {
-    if (placer().place_gang(statement, extras, why, pass)) return true;
+    if (placer().place_gang(statement, joining, why, pass)) return true;
     statement.rollback(start);
     return false;
   }
-  const std::optional<Binding>& anchor = cluster().binding(gang.front());
+  auto anchor = std::find_if(gang.begin(), gang.end(), [&](PodId pod) { return cluster().binding(pod).has_value(); });
   const TopologyDomains& domains = cluster().topology();
-  const int32_t domain = anchor ? domains.domain_of(topology->topology, level, anchor->node) : -1;
+  const int32_t domain =
+      anchor == gang.end() ? -1 : domains.domain_of(topology->topology, level, cluster().binding(*anchor)->node);
   if (domain >= 0 &&
       placer().place_gang_among(
-          statement, extras, domains.domains(topology->topology, level)[static_cast<size_t>(domain)].nodes, why, pass))
+          statement, joining, domains.domains(topology->topology, level)[static_cast<size_t>(domain)].nodes, why, pass))
     return true;
   statement.rollback(start);
   return false;
