@@ -149,6 +149,11 @@ class World {
     observed_.owners.jobs[key] = object(std::move(value));
     return *this;
   }
+  World& add_topology(json value) {
+    const std::string key = value["metadata"]["name"];
+    observed_.topologies[key] = object(std::move(value));
+    return *this;
+  }
   World& add_pod_group(json value) {
     const std::string key =
         value["metadata"]["namespace"].get<std::string>() + "/" + value["metadata"]["name"].get<std::string>();
@@ -223,6 +228,88 @@ TEST(AdapterDecisions, GangBindsAllItsPodsOrWaitsWhole) {
   ASSERT_NE(waiting, nullptr);
   EXPECT_EQ(waiting->reason, "Unschedulable");
   EXPECT_EQ(waiting->pod_keys.size(), 4U);
+}
+
+TEST(AdapterDecisions, APodGroupThatNeedsOneRackStartsInTheRackThatHoldsItOrSaysWhy) {
+  // node-0 and node-1 in rack r0, node-2 and node-3 in r1; node-1 runs a pod of another scheduler.
+  World world;
+  for (int i = 0; i < 4; ++i) {
+    json node = gpu_node(fmt::format("node-{}", i), 8);
+    node["metadata"]["labels"]["tessera.dev/rack"] = i < 2 ? "r0" : "r1";
+    world.add_node(std::move(node));
+  }
+  world.add_pod(
+      pod("other", "busy", {.gpus = 4, .node = "node-1", .scheduler = "default-scheduler", .phase = "Running"}));
+  world.add_topology({{"apiVersion", "scheduling.tessera.dev/v1alpha1"},
+                      {"kind", "Topology"},
+                      {"metadata", {{"name", "network"}}},
+                      {"spec", {{"levels", json::array({{{"nodeLabel", "tessera.dev/rack"}}})}}}});
+  world.add_queue(queue("team-a", "", 32));
+  json group = pod_group("ml", "pair", 2);
+  group["spec"]["topologyConstraint"] = {{"topology", "network"}, {"requiredTopologyLevel", "tessera.dev/rack"}};
+  world.add_pod_group(group);
+  json wide = pod_group("ml", "wide", 3);
+  wide["spec"]["topologyConstraint"] = group["spec"]["topologyConstraint"];
+  world.add_pod_group(wide);
+  for (int i = 0; i < 2; ++i) world.add_pod(pod("ml", fmt::format("pair-{}", i), {.gpus = 8, .pod_group = "pair"}));
+  for (int i = 0; i < 3; ++i) world.add_pod(pod("ml", fmt::format("wide-{}", i), {.gpus = 8, .pod_group = "wide"}));
+  const Decisions decisions = world.cycle();
+  ASSERT_EQ(decisions.starts.size(), 1U);
+  EXPECT_EQ(decisions.starts.front().pod_group, "ml/pair");
+  std::set<std::string> nodes;
+  for (const PodBindingDecision& binding : decisions.starts.front().bindings) nodes.insert(binding.placement.node);
+  EXPECT_EQ(nodes, (std::set<std::string>{"node-2", "node-3"}));
+  const WaitingWorkload* waiting = waiting_of(decisions, "ml/wide");
+  ASSERT_NE(waiting, nullptr);
+  // pair took rack r1; r0 has 8 GPUs free on node-0 and 4 on node-1.
+  EXPECT_TRUE(waiting->message.starts_with("needs 24 GPUs within one rack; the most free in a rack is 12 (rack r0);"))
+      << waiting->message;
+}
+
+TEST(AdapterDecisions, PodsJoinSubgroupsByLabelAndAnUndeclaredOneHoldsTheGroup) {
+  World world;
+  for (int i = 0; i < 4; ++i) {
+    json node = gpu_node(fmt::format("node-{}", i), 8);
+    // Racks alternate: node-0 and node-2 in r0, node-1 and node-3 in r1.
+    node["metadata"]["labels"]["tessera.dev/rack"] = i % 2 == 0 ? "r0" : "r1";
+    world.add_node(std::move(node));
+  }
+  world.add_topology({{"apiVersion", "scheduling.tessera.dev/v1alpha1"},
+                      {"kind", "Topology"},
+                      {"metadata", {{"name", "network"}}},
+                      {"spec", {{"levels", json::array({{{"nodeLabel", "tessera.dev/rack"}}})}}}});
+  world.add_queue(queue("team-a", "", 32));
+  const json within_rack = {{"requiredTopologyLevel", "tessera.dev/rack"}};
+  for (const std::string name : {"tp", "typo"}) {
+    json group = pod_group("ml", name, 4);
+    group["spec"]["topologyConstraint"] = {{"topology", "network"}, {"preferredTopologyLevel", "tessera.dev/rack"}};
+    group["spec"]["subGroups"] = json::array({{{"name", "a"}, {"minMember", 2}, {"topologyConstraint", within_rack}},
+                                              {{"name", "b"}, {"minMember", 2}, {"topologyConstraint", within_rack}}});
+    world.add_pod_group(group);
+    for (int i = 0; i < 4; ++i) {
+      json member = pod("ml", fmt::format("{}-{}", name, i), {.gpus = 8, .pod_group = name});
+      member["metadata"]["labels"]["scheduling.tessera.dev/subgroup"] = name == "typo" && i == 3 ? "c"
+                                                                        : i < 2                  ? "a"
+                                                                                                 : "b";
+      world.add_pod(std::move(member));
+    }
+  }
+  const Decisions decisions = world.cycle();
+  ASSERT_EQ(decisions.starts.size(), 1U);
+  std::map<std::string, std::string> node_of;
+  for (const PodBindingDecision& binding : decisions.starts.front().bindings)
+    node_of[binding.pod_key] = binding.placement.node;
+  // The gang spans both racks; each subgroup keeps to one.
+  auto rack = [&](const std::string& pod) { return node_of.at(pod) == "node-0" || node_of.at(pod) == "node-2"; };
+  EXPECT_EQ(rack("ml/tp-0"), rack("ml/tp-1"));
+  EXPECT_EQ(rack("ml/tp-2"), rack("ml/tp-3"));
+  EXPECT_NE(rack("ml/tp-0"), rack("ml/tp-2"));
+  const WaitingWorkload* held = waiting_of(decisions, "ml/typo");
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->reason, "InvalidPodGroup");
+  EXPECT_NE(held->message.find("pod ml/typo-3 joins subgroup 'c', which PodGroup ml/typo does not declare"),
+            std::string::npos)
+      << held->message;
 }
 
 // `nodes` nodes of 8 GPUs, queue team-a, and Job ml/train of 4 pods of 8 GPUs, `pods` of which the

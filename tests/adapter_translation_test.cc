@@ -999,6 +999,52 @@ TEST(AdapterPodGroupTranslation, ErrorsNameTheGroupAndTheField) {
   expect_error(pod_group_from_object(group), {"spec.preemptible", "expected true or false"});
 }
 
+TEST(AdapterTopologyTranslation, PodGroupConstraintsSubgroupsAndTopologiesRead) {
+  json group = llama_pod_group();
+  group["spec"]["topologyConstraint"] = {{"topology", "network"},
+                                         {"requiredTopologyLevel", "tessera.dev/block"},
+                                         {"preferredTopologyLevel", "tessera.dev/rack"}};
+  group["spec"]["subGroups"] =
+      json::array({{{"name", "tp-0"},
+                    {"minMember", 2},
+                    {"topologyConstraint", {{"requiredTopologyLevel", "nvidia.com/gpu.clique"}}}},
+                   {{"name", "tp-1"}, {"minMember", 2}}});
+  const PodGroupInfo info = expect_ok(pod_group_from_object(group));
+  EXPECT_EQ(info.topology.topology, "network");
+  EXPECT_EQ(info.topology.required_level, "tessera.dev/block");
+  EXPECT_EQ(info.topology.preferred_level, "tessera.dev/rack");
+  ASSERT_EQ(info.subgroups.size(), 2u);
+  EXPECT_EQ(info.subgroups[0].constraint.required_level, "nvidia.com/gpu.clique");
+  EXPECT_EQ(info.subgroups[1].min_member, 2);
+  EXPECT_TRUE(info.subgroups[1].constraint.empty());
+
+  const json topology = json::parse(R"({"apiVersion": "scheduling.tessera.dev/v1alpha1", "kind": "Topology",
+    "metadata": {"name": "network"}, "spec": {"levels": [{"nodeLabel": "tessera.dev/block"},
+    {"nodeLabel": "tessera.dev/rack"}]}})");
+  const Topology read = expect_ok(topology_from_object(topology));
+  EXPECT_EQ(read.name, "network");
+  EXPECT_EQ(read.levels, (std::vector<std::string>{"tessera.dev/block", "tessera.dev/rack"}));
+}
+
+TEST(AdapterTopologyTranslation, ErrorsNameTheObjectAndTheField) {
+  json group = llama_pod_group();
+  group["spec"]["topologyConstraint"] = {{"requiredTopologyLevel", "tessera.dev/rack"}};
+  expect_error(pod_group_from_object(group),
+               {"podgroup team-a/llama-pretrain", "spec.topologyConstraint.topology", "required"});
+  group["spec"]["topologyConstraint"] = {{"topology", "network"}};
+  expect_error(pod_group_from_object(group), {"spec.topologyConstraint", "no level"});
+  group["spec"]["topologyConstraint"] = {{"topology", "network"}, {"requiredTopologyLevel", "tessera.dev/rack"}};
+  group["spec"]["subGroups"] = json::array({{{"name", "a"}}, {{"name", "a"}}});
+  expect_error(pod_group_from_object(group), {"spec.subGroups[1].name", "'a' appears twice"});
+  group["spec"]["subGroups"] =
+      json::array({{{"name", "a"}, {"topologyConstraint", {{"topology", "other"}, {"requiredTopologyLevel", "x"}}}}});
+  expect_error(pod_group_from_object(group), {"spec.subGroups[0].topologyConstraint.topology", "differs"});
+  json topology = json::parse(R"({"metadata": {"name": "network"}, "spec": {"levels": []}})");
+  expect_error(topology_from_object(topology), {"topology network", "spec.levels", "required"});
+  topology["spec"]["levels"] = json::array({{{"nodeLabel", "rack"}}, {{"nodeLabel", "rack"}}});
+  expect_error(topology_from_object(topology), {"spec.levels[1].nodeLabel", "'rack' appears twice"});
+}
+
 // ---------------------------------------------------------------------------------------------
 // The manifests in deploy/examples read as they say.
 

@@ -112,7 +112,7 @@ TEST_F(CrdTest, InvalidDefinitionsAreRejected) {
 TEST_F(CrdTest, TesseraCrdsPrintTheirColumns) {
   Result<std::vector<json>> crds = embedded_crds();
   ASSERT_TRUE(crds.ok());
-  ASSERT_EQ(crds->size(), 2u);
+  ASSERT_EQ(crds->size(), 3u);
   for (const json& crd : *crds) {
     ASSERT_EQ(client.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd).status, 201);
   }

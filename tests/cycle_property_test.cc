@@ -67,13 +67,8 @@ WorkloadShape random_shape(std::mt19937_64& random, int gpus_per_node) {
 void check_cycle(SchedulerWorld& world, const CycleResult& result, const CycleOptions& options, int world_index,
                  double now) {
   const std::string where = fmt::format("world {} at t={}", world_index, now);
-  auto violations = check_invariants(world.cluster());
-  ASSERT_TRUE(violations.empty()) << where << ": " << violations.front();
-  for (WorkloadId id = 0; id < static_cast<WorkloadId>(world.workloads().size()); ++id) {
-    const Workload& workload = world.workloads()[id];
-    auto gang = check_gang(world.cluster(), workload.pods, workload.min_member());
-    ASSERT_TRUE(gang.empty()) << where << ": " << gang.front();
-  }
+  testing::assert_sound(world, where);
+  if (::testing::Test::HasFatalFailure()) return;
   std::map<WorkloadId, int64_t> evicted_for;
   for (const Eviction& eviction : result.evictions) {
     const Workload& victim = world.workloads()[eviction.workload];

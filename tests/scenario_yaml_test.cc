@@ -247,13 +247,13 @@ TEST(ScenarioYaml, EmptyOrNotAMap) {
   expect_error_at(parse(""), 1, 1, "(top level)", "the file is empty");
   expect_error_at(parse("# only a comment\n"), 1, 1, "(top level)", "the file is empty");
   expect_error_at(parse("- a\n- b\n"), 1, 1, "(top level)",
-                  "is a list (expected a map with keys: name, cluster, queues, workloads)");
+                  "is a list (expected a map with keys: name, cluster, topology, queues, workloads)");
   expect_error_at(parse("just text\n"), 1, 1, "(top level)", "is 'just text'");
 }
 
 TEST(ScenarioYaml, UnknownKeysAreNamedWithTheAllowedOnes) {
   expect_error_at(parse("name: x\nclustr: {}\n"), 2, 1, "clustr",
-                  "unknown field (expected one of: name, cluster, queues, workloads)");
+                  "unknown field (expected one of: name, cluster, topology, queues, workloads)");
   expect_error_at(parse("cluster:\n  nodes:\n    - name: n\n      cpu: 1\n      memory: 1Gi\n      gpu: 2\n"), 6, 7,
                   "cluster.nodes[0].gpu", "unknown field (expected one of: name, count, cpu, memory, gpus");
   expect_error_at(parse("workloads:\n  - name: a\n    pod: {}\n  - name: b\n    pod:\n      gpu_portoin: 0.5\n"), 6, 7,

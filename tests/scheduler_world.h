@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/invariants.h"
 #include "policy/policy_registry.h"
 #include "scheduler/cycle.h"
 #include "test_cluster.h"
@@ -111,5 +112,19 @@ class SchedulerWorld {
   WorkloadSet workloads_;
   CarriedState carried_;
 };
+
+// The safety invariants of the cluster, whole gangs and kept topology constraints, asserted
+// (`where` names the world and time in the message).
+inline void assert_sound(SchedulerWorld& world, const std::string& where) {
+  auto violations = check_invariants(world.cluster());
+  ASSERT_TRUE(violations.empty()) << where << ": " << violations.front();
+  for (WorkloadId id = 0; id < static_cast<WorkloadId>(world.workloads().size()); ++id) {
+    const Workload& workload = world.workloads()[id];
+    auto gang = check_gang(world.cluster(), workload.pods, workload.min_member());
+    ASSERT_TRUE(gang.empty()) << where << ": " << gang.front();
+    auto topology = check_topology(world.cluster(), workload.spec, workload.pods);
+    ASSERT_TRUE(topology.empty()) << where << ": " << topology.front();
+  }
+}
 
 }  // namespace tessera::testing

@@ -13,6 +13,8 @@ inline constexpr std::string_view kApiVersion = "scheduling.tessera.dev/v1alpha1
 // Pod labels.
 inline constexpr std::string_view kQueueLabel = "scheduling.tessera.dev/queue";
 inline constexpr std::string_view kPodGroupLabel = "scheduling.tessera.dev/pod-group";
+// The subgroup of its PodGroup a pod joins (PodGroup spec.subGroups[].name).
+inline constexpr std::string_view kSubGroupLabel = "scheduling.tessera.dev/subgroup";
 
 // Pod annotations a user sets.
 // A portion of one GPU, "0.5" (0 < x < 1).

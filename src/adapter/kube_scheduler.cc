@@ -92,6 +92,8 @@ struct KubeScheduler::Impl {
     bound_pods = watch("/api/v1/pods", "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed");
     queues = watch(fmt::format("/apis/{}/queues", kApiVersion));
     pod_groups = watch(fmt::format("/apis/{}/podgroups", kApiVersion));
+    // Optional: a cluster without the Topology CRD schedules without topologies.
+    topologies = watch(fmt::format("/apis/{}/topologies", kApiVersion), "", true);
     namespaces = watch("/api/v1/namespaces");
     // The controllers whose pods are grouped without a PodGroup (workload_owners.h). A kind the
     // cluster does not serve (its CRD is not installed) or this scheduler may not list is left
@@ -104,10 +106,10 @@ struct KubeScheduler::Impl {
 
   // Each informer with the name its metrics carry.
   std::vector<std::pair<const char*, kube::Informer*>> named_informers() const {
-    return {{"nodes", nodes.get()},        {"pods", tessera_pods.get()},    {"bound-pods", bound_pods.get()},
-            {"queues", queues.get()},      {"podgroups", pod_groups.get()}, {"namespaces", namespaces.get()},
-            {"jobs", jobs.get()},          {"jobsets", jobsets.get()},      {"pytorchjobs", pytorchjobs.get()},
-            {"trainjobs", trainjobs.get()}};
+    return {{"nodes", nodes.get()},         {"pods", tessera_pods.get()},    {"bound-pods", bound_pods.get()},
+            {"queues", queues.get()},       {"podgroups", pod_groups.get()}, {"namespaces", namespaces.get()},
+            {"jobs", jobs.get()},           {"jobsets", jobsets.get()},      {"pytorchjobs", pytorchjobs.get()},
+            {"trainjobs", trainjobs.get()}, {"topologies", topologies.get()}};
   }
   std::vector<kube::Informer*> informers() const {
     std::vector<kube::Informer*> list;
@@ -191,6 +193,7 @@ struct KubeScheduler::Impl {
     }
     observed.queues = queues->snapshot();
     observed.pod_groups = pod_groups->snapshot();
+    observed.topologies = topologies->snapshot();
     observed.namespaces = namespaces->snapshot();
     observed.owners = {jobs->snapshot(), jobsets->snapshot(), pytorchjobs->snapshot(), trainjobs->snapshot()};
     return observed;
@@ -397,6 +400,9 @@ struct KubeScheduler::Impl {
     }
     report_queue_problems(snapshot->queue_problems, observed, now);
     carry_out_limits(limits.review(*snapshot, now, metrics, log_line), observed, now);
+    for (const std::string& problem : snapshot->topology_problems) {
+      if (reported_topology_problems.insert(problem).second) log_line(problem + " (left out)");
+    }
     cycle_timing.snapshot_seconds = seconds_since(cycle_start);
 
     const ClusterState& cluster = *snapshot->cluster;
@@ -799,6 +805,12 @@ struct KubeScheduler::Impl {
       log_line(fmt::format("not grouping by this kind of owner for now ({}); looked for again every 30 s",
                            informer->last_error()));
     }
+    if (!topologies->last_error().empty()) {
+      log_line(
+          fmt::format("not reading topologies for now ({}); gangs are placed without them, looked for again "
+                      "every 30 s",
+                      topologies->last_error()));
+    }
     if (options.leader_elect) {
       kube::LeaderElectionConfig election = options.election;
       election.on_failure = log_line;
@@ -861,7 +873,7 @@ struct KubeScheduler::Impl {
   TaskPool api_pool;
   Metrics metrics;
   std::unique_ptr<kube::Informer> nodes, tessera_pods, bound_pods, queues, pod_groups, namespaces;
-  std::unique_ptr<kube::Informer> jobs, jobsets, pytorchjobs, trainjobs;
+  std::unique_ptr<kube::Informer> jobs, jobsets, pytorchjobs, trainjobs, topologies;
   std::unique_ptr<kube::LeaderElector> leader;
 
   std::mutex change_mutex;
@@ -876,6 +888,7 @@ struct KubeScheduler::Impl {
   LimitEnforcer limits{options.telemetry};
   std::map<std::string, double> condition_written_at;  // pod key -> when its PodScheduled=False was written
   std::set<std::string> reported_queue_problems;
+  std::set<std::string> reported_topology_problems;
   CycleTiming cycle_timing;
   std::atomic<double> cycle_started_at = 0;
 

@@ -60,6 +60,7 @@ struct PodInfo {
   PodSpec spec;
   std::string pod_group;    // label scheduling.tessera.dev/pod-group
   std::string queue_label;  // label scheduling.tessera.dev/queue
+  std::string subgroup;     // label scheduling.tessera.dev/subgroup: a subgroup of its PodGroup
   WorkloadKind kind = WorkloadKind::kTrain;
   bool preemptible_explicit = false;  // the annotation set preemptible
   std::vector<int> gpu_indices;       // annotation gpu-index (bound Tessera pods)
@@ -112,7 +113,16 @@ struct PodGroupInfo {
   std::optional<bool> preemptible;
   std::optional<WorkloadKind> kind;
   double created_at = 0;
+  // spec.topologyConstraint {topology, requiredTopologyLevel, preferredTopologyLevel} and
+  // spec.subGroups [{name, minMember, topologyConstraint}] (docs/topology.md): pods join a
+  // subgroup by the label scheduling.tessera.dev/subgroup.
+  TopologyConstraint topology;
+  std::vector<SubGroupSpec> subgroups;
 };
 Result<PodGroupInfo> pod_group_from_object(const nlohmann::json& pod_group);
+
+// A Topology (cluster-scoped): metadata.name and spec.levels [{nodeLabel}], widest first, at
+// least one, no label twice.
+Result<Topology> topology_from_object(const nlohmann::json& topology);
 
 }  // namespace tessera::adapter

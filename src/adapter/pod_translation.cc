@@ -292,6 +292,7 @@ Result<PodInfo> pod_from_object(const nlohmann::json& pod, const GpuModelCatalog
   if (!annotations) return annotations.error();
   if (const std::string* group = find_entry(*labels, kPodGroupLabel)) info.pod_group = *group;
   if (const std::string* queue = find_entry(*labels, kQueueLabel)) info.queue_label = *queue;
+  if (const std::string* subgroup = find_entry(*labels, kSubGroupLabel)) info.subgroup = *subgroup;
 
   if (auto identity = read_identity(fields, info); !identity) return identity.error();
   if (auto requirements = read_requirements(fields, *annotations, models, info); !requirements) {

@@ -254,6 +254,14 @@ class SnapshotBuilder {
   void build_cluster() {
     auto spec = std::make_shared<ClusterSpec>();
     spec->models = models_;
+    for (const auto& [key, object] : observed_.topologies) {
+      auto topology = topology_from_object(*object);
+      if (topology) {
+        spec->topologies.push_back(std::move(*topology));
+      } else {
+        snapshot_.topology_problems.push_back(topology.error().message);
+      }
+    }
     snapshot_.physical_devices.resize(nodes_.size());
     for (size_t index = 0; index < nodes_.size(); ++index) {
       NodeSpec node = nodes_[index];
@@ -448,6 +456,10 @@ class SnapshotBuilder {
           }
         }
       }
+      if (auto unknown = unknown_subgroup(group, pod_group)) {
+        hold(group, "InvalidPodGroup", *unknown);
+        continue;
+      }
       const int declared = pod_group ? pod_group->min_member : owned ? owned->min_member : 1;
       const int live = static_cast<int>(group.pods.size());
       int bound = 0;
@@ -470,6 +482,23 @@ class SnapshotBuilder {
       }
       add_workload(group, members, pod_group, *leaf, min_member);
     }
+  }
+
+  // A pod's subgroup label that its PodGroup does not declare, as a sentence.
+  static std::optional<std::string> unknown_subgroup(const Group& group, const PodGroupInfo* pod_group) {
+    for (const ReadPod* pod : group.pods) {
+      if (pod->info.subgroup.empty()) continue;
+      if (pod_group && subgroup_index(*pod_group, pod->info.subgroup) >= 0) continue;
+      return fmt::format("pod {} joins subgroup '{}', which {} does not declare in spec.subGroups", pod->info.key,
+                         pod->info.subgroup, pod_group ? "PodGroup " + group.pod_group : "its workload");
+    }
+    return std::nullopt;
+  }
+  static int16_t subgroup_index(const PodGroupInfo& pod_group, const std::string& name) {
+    for (size_t i = 0; i < pod_group.subgroups.size(); ++i) {
+      if (pod_group.subgroups[i].name == name) return static_cast<int16_t>(i);
+    }
+    return -1;
   }
 
   void add_workload(const Group& group, const std::vector<ReadPod*>& members, const PodGroupInfo* pod_group,
@@ -508,12 +537,17 @@ class SnapshotBuilder {
         if (asked && (!(spec.*field) || *asked < *(spec.*field))) spec.*field = asked;
       }
     }
+    if (pod_group && (!pod_group->topology.empty() || !pod_group->subgroups.empty())) {
+      spec.topology =
+          std::make_shared<const WorkloadTopology>(WorkloadTopology{pod_group->topology, pod_group->subgroups});
+    }
     double submitted_at = pod_group ? pod_group->created_at : first.created_at;
     for (const ReadPod* pod : members) {
       PodSpec pod_spec = pod->info.spec;
       pod_spec.name = pod->info.key;
       pod_spec.priority = spec.priority;
       pod_spec.preemptible = preemptible;
+      if (pod_group && !pod->info.subgroup.empty()) pod_spec.subgroup = subgroup_index(*pod_group, pod->info.subgroup);
       spec.pods.push_back(std::move(pod_spec));
       if (!pod_group) submitted_at = std::min(submitted_at, pod->info.created_at);
     }

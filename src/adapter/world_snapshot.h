@@ -30,6 +30,7 @@ struct ObservedObjects {
   std::map<std::string, kube::ObjectPtr> pods;
   std::map<std::string, kube::ObjectPtr> queues;
   std::map<std::string, kube::ObjectPtr> pod_groups;
+  std::map<std::string, kube::ObjectPtr> topologies;  // Topology objects (docs/topology.md)
   std::map<std::string, kube::ObjectPtr> namespaces;
   OwnerObjects owners;  // Jobs, JobSets...: what groups pods that name no PodGroup
 };
@@ -72,6 +73,8 @@ struct Snapshot {
   // Queue objects left out (unreadable, or their parent chain is broken) and accepted ones with
   // a quota that cannot all be met; each is reported on the Queue's own status.
   std::vector<QueueProblem> queue_problems;
+  // Topology objects left out as unreadable, each a sentence naming the object and field.
+  std::vector<std::string> topology_problems;
   std::map<std::string, PodPhase> pod_phases;  // every Tessera pod seen, for PodGroup status
   // PodGroup key (or the key of a workload its owner makes, "ns/Job/name") -> its pod keys
   std::map<std::string, std::vector<std::string>> pod_group_pods;

@@ -9,6 +9,8 @@ extern const char tessera_crd_queues_begin[];
 extern const char tessera_crd_queues_end[];
 extern const char tessera_crd_podgroups_begin[];
 extern const char tessera_crd_podgroups_end[];
+extern const char tessera_crd_topologies_begin[];
+extern const char tessera_crd_topologies_end[];
 }
 
 namespace tessera::apiserver {
@@ -17,7 +19,9 @@ std::vector<std::string_view> embedded_crd_manifests() {
   return {std::string_view(tessera_crd_queues_begin,
                            static_cast<size_t>(tessera_crd_queues_end - tessera_crd_queues_begin)),
           std::string_view(tessera_crd_podgroups_begin,
-                           static_cast<size_t>(tessera_crd_podgroups_end - tessera_crd_podgroups_begin))};
+                           static_cast<size_t>(tessera_crd_podgroups_end - tessera_crd_podgroups_begin)),
+          std::string_view(tessera_crd_topologies_begin,
+                           static_cast<size_t>(tessera_crd_topologies_end - tessera_crd_topologies_begin))};
 }
 
 Result<std::vector<nlohmann::json>> embedded_crds() {

@@ -413,6 +413,10 @@ int run_cycle_bench(const CycleBenchOptions& options) {
   fmt::print("  cluster:  {} nodes × 8 GPUs = {} GPUs ({} H100 node{}, {} A100)\n", thousands(options.world.nodes),
              thousands(gpus), thousands(h100_nodes), h100_nodes == 1 ? "" : "s", thousands(a100_nodes));
   fmt::print("  queues:   {} projects in {} departments\n", thousands(options.world.queues), world.departments);
+  if (!cluster.topologies.empty()) {
+    fmt::print("  topology: {} (multi-pod gangs within one block, one rack preferred)\n",
+               fmt::join(cluster.topologies.front().levels, " > "));
+  }
   fmt::print("  running:  {} pods in {} workloads on {} GPUs ({:.1f}% of capacity){}\n", thousands(world.running_pods),
              thousands(world.running_workloads), gpus_text(running_gpus),
              100.0 * running_gpus / static_cast<double>(gpus),
@@ -451,6 +455,7 @@ int run_cycle_bench(const CycleBenchOptions& options) {
       {"cycles", options.cycles},
       {"cluster",
        {{"nodes", options.world.nodes},
+        {"topology_levels", options.world.topology_levels},
         {"gpus", gpus},
         {"h100_nodes", options.world.nodes - a100_nodes},
         {"a100_nodes", a100_nodes}}},
@@ -606,6 +611,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cycle->add_option("--queues", cycle_options->world.queues, "Leaf queues (projects), in about sqrt(Q/2) departments")
       ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cycle
+      ->add_option("--topology-levels", cycle_options->world.topology_levels,
+                   "Topology levels (zone, block, rack, host: the first N); gangs then need one block and prefer "
+                   "one rack")
+      ->check(CLI::Range(0, 4))
       ->capture_default_str();
   add_timing_options(cycle, cycle_options->cycles, cycle_options->world.seed, cycle_options->policy,
                      cycle_options->json_path);

@@ -20,6 +20,7 @@
 #include "sim/scenario_loader.h"
 #include "sim/statistics.h"
 #include "sim/timeline_replay.h"
+#include "sim/topology_experiment.h"
 
 namespace tessera {
 
@@ -297,6 +298,7 @@ int run_sim(SimOptions options) {
   }
   TimelineOptions timeline;
   timeline.samples = options.samples;
+  const bool topology_mode = options.mode == "topology";
   timeline.cycle_interval_seconds = options.cycle_interval_seconds;
   timeline.cycle = options.cycle.options();
   timeline.arrival_speedup = options.arrival_speedup;
@@ -304,6 +306,15 @@ int run_sim(SimOptions options) {
   timeline.threads = options.threads;
   timeline.check_invariants = options.check_invariants;
   timeline.work_limits = options.work_limits != "off";
+  if (topology_mode) {
+    auto report = run_topology_experiment(*scenario, policies, timeline);
+    if (!report) {
+      fmt::print(stderr, "error: {}\n", report.error().message);
+      return 2;
+    }
+    fmt::print("{}", topology_table(*report));
+    return 0;
+  }
   std::optional<TimelineReport> without_limits;
   if (options.work_limits == "both") {
     TimelineOptions off = timeline;
@@ -337,8 +348,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   sim->add_option("--mode", options->mode,
                   "arrival: pods arrive and never leave (the FGD experiment); timeline: pods arrive and leave at their "
                   "trace times; gpu-memory: inference pods asking for GPU memory as request and limit against their "
-                  "peak (docs/gpu-memory-sim.md)")
-      ->check(CLI::IsMember({"arrival", "timeline", "gpu-memory"}))
+                  "peak (docs/gpu-memory-sim.md); topology: the timeline of a scenario with a topology, per policy "
+                  "with topology off and under each domain rule (docs/topology.md)")
+      ->check(CLI::IsMember({"arrival", "timeline", "gpu-memory", "topology"}))
       ->capture_default_str();
   sim->add_option("--cluster", options->scenario.cluster,
                   "Nodes: builtin:NAME, an Alibaba node-list CSV, or a scenario YAML")

@@ -6,12 +6,14 @@
 
 #include "core/gpu_model.h"
 #include "core/node.h"
+#include "core/topology.h"
 
 namespace tessera {
 
 struct ClusterSpec {
   GpuModelCatalog models;
   std::vector<NodeSpec> nodes;
+  std::vector<Topology> topologies;  // by name; workloads refer to them
 
   int64_t gpu_capacity_milli() const {
     int64_t total = 0;

@@ -23,6 +23,9 @@ struct PodSpec {
   std::vector<Toleration> tolerations;
   int priority = 0;
   bool preemptible = true;
+  // The subgroup of its workload it joins: an index into WorkloadSpec::subgroups() (on
+  // Kubernetes, the one its label names); -1: none.
+  int16_t subgroup = -1;
 };
 
 }  // namespace tessera

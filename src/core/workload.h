@@ -3,12 +3,15 @@
 
 #include <cstddef>
 #include <optional>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/pod.h"
 #include "core/utilisation_profile.h"
+#include "core/topology.h"
 
 namespace tessera {
 
@@ -51,6 +54,24 @@ struct WorkloadSpec {
   std::optional<double> idle_limit_seconds;
   // How busy it keeps its GPUs while it runs (the simulator's stand-in for GPU telemetry).
   UtilisationProfile utilisation;
+  // Where its gang may run in the cluster's topologies (docs/topology.md); null: anywhere.
+  // Shared and immutable: most workloads have none, and those that do often share it.
+  std::shared_ptr<const WorkloadTopology> topology;
+
+  const TopologyConstraint& topology_constraint() const {
+    static const TopologyConstraint kNone;
+    return topology ? topology->constraint : kNone;
+  }
+  std::span<const SubGroupSpec> subgroups() const {
+    return topology ? std::span<const SubGroupSpec>(topology->subgroups) : std::span<const SubGroupSpec>();
+  }
+  bool has_topology_constraints() const {
+    if (!topology_constraint().empty()) return true;
+    for (const SubGroupSpec& subgroup : subgroups()) {
+      if (!subgroup.constraint.empty()) return true;
+    }
+    return false;
+  }
 };
 
 }  // namespace tessera

@@ -27,7 +27,10 @@ auto static_features(const NodeSpec& node, const std::set<std::string>& selector
 }  // namespace
 
 ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
-    : spec_(std::move(spec)), reservations_(spec_->nodes.size()), groups_(static_cast<int>(spec_->nodes.size())) {
+    : spec_(std::move(spec)),
+      topology_(*spec_),
+      reservations_(spec_->nodes.size()),
+      groups_(static_cast<int>(spec_->nodes.size())) {
   states_.reserve(spec_->nodes.size());
   gpu_free_milli_.assign(spec_->nodes.size(), 0);
   free_gpu_bits_.assign((spec_->nodes.size() + 63) / 64, 0);

@@ -14,6 +14,7 @@
 #include "core/node_state.h"
 #include "core/pod.h"
 #include "engine/node_groups.h"
+#include "engine/topology_domains.h"
 #include "policy/placement_policy.h"
 
 namespace tessera {
@@ -58,6 +59,8 @@ class ClusterState {
   const NodeState& node_state(NodeIndex node) const { return states_[static_cast<size_t>(node)]; }
   NodeView view(NodeIndex node) const { return {node, node_spec(node), node_state(node)}; }
   const NodeGroups& groups() const { return groups_; }
+  // The domains of the cluster's topologies (docs/topology.md).
+  const TopologyDomains& topology() const { return topology_; }
   // Nodes of one class are equal in everything placement can see but their usage, so the static
   // checks (check_static) of a pod whose selector they distinguish agree on all of them.
   int32_t node_class(NodeIndex node) const { return node_class_[static_cast<size_t>(node)]; }
@@ -120,6 +123,7 @@ class ClusterState {
   void regroup(NodeIndex node) { groups_.assign(node, key_of(node)); }
 
   std::shared_ptr<const ClusterSpec> spec_;
+  TopologyDomains topology_;
   std::vector<NodeState> states_;
   std::vector<int64_t> gpu_free_milli_;  // per node, in step with states_
   std::vector<uint64_t> free_gpu_bits_;  // in step with gpu_free_milli_

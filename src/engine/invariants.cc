@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "policy/feasibility.h"
 
@@ -90,6 +91,37 @@ std::vector<std::string> check_gang(const ClusterState& cluster, std::span<const
   for (PodId id : pods) bound += cluster.binding(id).has_value() ? 1 : 0;
   if (bound == 0 || bound >= min_member) return {};
   return {fmt::format("gang of {} (min {}) is partially placed: {} bound", pods.size(), min_member, bound)};
+}
+
+std::vector<std::string> check_topology(const ClusterState& cluster, const WorkloadSpec& spec,
+                                        std::span<const PodId> pods) {
+  std::vector<std::string> violations;
+  const TopologyDomains& domains = cluster.topology();
+  // `subgroup`: the index of the subgroup whose pods are checked (-1: all), and its name.
+  auto check = [&](const TopologyConstraint& constraint, int subgroup, const std::string& name) {
+    if (constraint.required_level.empty()) return;
+    const int topology =
+        domains.find_topology(constraint.topology.empty() ? spec.topology_constraint().topology : constraint.topology);
+    const int level = topology < 0 ? -1 : domains.find_level(topology, constraint.required_level);
+    std::optional<int32_t> first;
+    for (PodId pod : pods) {
+      const auto& binding = cluster.binding(pod);
+      if (!binding || (subgroup >= 0 && cluster.pod(pod).subgroup != subgroup)) continue;
+      const int32_t domain = level < 0 ? -1 : domains.domain_of(topology, level, binding->node);
+      if (domain < 0 || (first && *first != domain)) {
+        violations.push_back(fmt::format("workload {}{}: pod {} on node {} is outside the one {} its pods must share",
+                                         spec.name, name.empty() ? "" : " subgroup " + name, cluster.pod(pod).name,
+                                         cluster.node_spec(binding->node).name, constraint.required_level));
+        return;
+      }
+      first = domain;
+    }
+  };
+  check(spec.topology_constraint(), -1, "");
+  for (size_t i = 0; i < spec.subgroups().size(); ++i) {
+    check(spec.subgroups()[i].constraint, static_cast<int>(i), spec.subgroups()[i].name);
+  }
+  return violations;
 }
 
 }  // namespace tessera

@@ -58,6 +58,21 @@ std::string FailureSummary::describe() const {
   return text.empty() ? "no nodes" : text;
 }
 
+std::string TopologyShortfall::describe() const {
+  auto gpus = [](int64_t milli) {
+    return milli % kMilliPerGpu == 0 ? fmt::format("{}", milli / kMilliPerGpu)
+                                     : fmt::format("{:.2f}", static_cast<double>(milli) / kMilliPerGpu);
+  };
+  if (!unresolved.empty()) return fmt::format("its topology constraint cannot be met: {}", unresolved);
+  std::string text = fmt::format("needs {} GPUs within one {}", gpus(need_milli), level);
+  if (domains_with_room > 0) {
+    return text + fmt::format("; {} {}{} with that much free could not hold it", domains_with_room, level,
+                              domains_with_room == 1 ? "" : "s");
+  }
+  if (domain.empty()) return text + fmt::format("; no node is in a {}", level);
+  return text + fmt::format("; the most free in a {} is {} ({} {})", level, gpus(most_free_milli), level, domain);
+}
+
 Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementChoice& choice) {
   Binding binding;
   binding.node = node.index;
@@ -111,8 +126,7 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
   return make_binding(cluster.view(best_node), pod, *best);
 }
 
-std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
-                                    const PlacementPass& pass) {
+void Placer::serve(const ClusterState& cluster) {
   // Bounded so long replays cannot grow it without limit; entries are cheap to recompute.
   constexpr size_t kMaxCachedVerdicts = size_t{1} << 22;
   constexpr size_t kMaxShapes = size_t{1} << 20;  // shape ids take the low 20 bits of a cache key
@@ -121,6 +135,41 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
     verdicts_.clear();
     shapes_ = PodShapes();
   }
+}
+
+const Placer::Verdict& Placer::verdict(const ClusterState& cluster, const NodeGroups::Group& group, const PodSpec& pod,
+                                       uint64_t shape) {
+  auto [it, inserted] = verdicts_.try_emplace(group.uid << 20 | shape);
+  Verdict& verdict = it->second;
+  if (inserted) {
+    NodeView node = cluster.view(group.representative);
+    verdict.predicate = check_node(node.spec, node.state, pod);
+    if (verdict.predicate == Predicate::kFits) {
+      PlacementChoice choice = policy_.score(node, pod);
+      verdict.score = choice.score;
+      verdict.device_code = choice.device >= 0 ? cluster.device_code(group.representative, choice.device) : -1;
+    }
+  }
+  return verdict;
+}
+
+Binding Placer::binding_for(const ClusterState& cluster, NodeIndex node, const PodSpec& pod,
+                            const Verdict& verdict) const {
+  PlacementChoice choice{verdict.score, -1};
+  if (verdict.device_code >= 0) {
+    for (int device = 0; device < cluster.node_spec(node).gpu_count(); ++device) {
+      if (cluster.device_code(node, device) == verdict.device_code) {
+        choice.device = device;
+        break;
+      }
+    }
+  }
+  return make_binding(cluster.view(node), pod, choice);
+}
+
+std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
+                                    const PlacementPass& pass) {
+  serve(cluster);
   if (!cluster.distinguishes_selector_of(pod)) return find_node_by_node(cluster, pod, why, pass);
   const bool reserved_nodes = cluster.has_reservations();
   const uint64_t shape = shapes_.intern(pod);
@@ -134,46 +183,67 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       if (why) why->nodes_by_predicate[static_cast<size_t>(Predicate::kReserved)] += group.size;
       return;
     }
-    auto [it, inserted] = verdicts_.try_emplace(group.uid << 20 | shape);
-    Verdict& verdict = it->second;
-    if (inserted) {
-      NodeView node = cluster.view(representative);
-      verdict.predicate = check_node(node.spec, node.state, pod);
-      if (verdict.predicate == Predicate::kFits) {
-        PlacementChoice choice = policy_.score(node, pod);
-        verdict.score = choice.score;
-        verdict.device_code = choice.device >= 0 ? cluster.device_code(representative, choice.device) : -1;
-      }
-    }
-    if (verdict.predicate != Predicate::kFits) {
-      if (why) why->count(verdict.predicate, group.size, cluster.node_spec(representative), pod);
+    const Verdict& found = verdict(cluster, group, pod, shape);
+    if (found.predicate != Predicate::kFits) {
+      if (why) why->count(found.predicate, group.size, cluster.node_spec(representative), pod);
       return;
     }
-    if (takes_the_lead(verdict.score, representative, group.size, best ? std::optional(best->score) : std::nullopt,
+    if (takes_the_lead(found.score, representative, group.size, best ? std::optional(best->score) : std::nullopt,
                        best_node)) {
-      best = &verdict;
+      best = &found;
       best_node = representative;
     }
   });
   if (!best) return std::nullopt;
-  PlacementChoice choice{best->score, -1};
-  if (best->device_code >= 0) {
-    for (int device = 0; device < cluster.node_spec(best_node).gpu_count(); ++device) {
-      if (cluster.device_code(best_node, device) == best->device_code) {
-        choice.device = device;
-        break;
-      }
-    }
-  }
-  return make_binding(cluster.view(best_node), pod, choice);
+  return binding_for(cluster, best_node, pod, *best);
 }
 
-bool Placer::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why,
-                        const PlacementPass& pass) {
+std::optional<Binding> Placer::find_among(const ClusterState& cluster, const PodSpec& pod,
+                                          std::span<const NodeIndex> nodes, FailureSummary* why,
+                                          const PlacementPass& pass) {
+  serve(cluster);
+  // Node by node where the groups cannot be trusted for this pod's selector.
+  const bool grouped = cluster.distinguishes_selector_of(pod);
+  const uint64_t shape = grouped ? shapes_.intern(pod) : 0;
+  std::optional<Verdict> best;
+  NodeIndex best_node = -1;
+  for (NodeIndex node : nodes) {
+    if (!pass.admits(cluster.reservation(node))) {
+      if (why) ++why->nodes_by_predicate[static_cast<size_t>(Predicate::kReserved)];
+      continue;
+    }
+    Verdict found;
+    if (grouped) {
+      found = verdict(cluster, cluster.groups().group_of(node), pod, shape);
+    } else {
+      NodeView view = cluster.view(node);
+      found.predicate = check_node(view.spec, view.state, pod);
+      if (found.predicate == Predicate::kFits) {
+        PlacementChoice choice = policy_.score(view, pod);
+        found.score = choice.score;
+        found.device_code = choice.device >= 0 ? cluster.device_code(node, choice.device) : -1;
+      }
+    }
+    if (found.predicate != Predicate::kFits) {
+      if (why) why->count(found.predicate, 1, cluster.node_spec(node), pod);
+      continue;
+    }
+    // Ties go to the earliest listed node, not at random: a domain's nodes are few.
+    if (!best || found.score > best->score) {
+      best = found;
+      best_node = node;
+    }
+  }
+  if (!best) return std::nullopt;
+  return binding_for(cluster, best_node, pod, *best);
+}
+
+template <typename Find>
+bool Placer::place_each(Statement& statement, std::span<const PodId> pods, FailureSummary* why, Find&& find) {
   Statement::Checkpoint start = statement.checkpoint();
   for (size_t i = 0; i < pods.size(); ++i) {
     FailureSummary pod_failures;
-    std::optional<Binding> binding = find(statement.cluster(), statement.cluster().pod(pods[i]), &pod_failures, pass);
+    std::optional<Binding> binding = find(statement.cluster().pod(pods[i]), &pod_failures);
     if (!binding) {
       if (why) {
         *why = pod_failures;
@@ -185,6 +255,20 @@ bool Placer::place_gang(Statement& statement, std::span<const PodId> pods, Failu
     statement.allocate(pods[i], std::move(*binding));
   }
   return true;
+}
+
+bool Placer::place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why,
+                        const PlacementPass& pass) {
+  return place_each(statement, pods, why, [&](const PodSpec& pod, FailureSummary* failures) {
+    return find(statement.cluster(), pod, failures, pass);
+  });
+}
+
+bool Placer::place_gang_among(Statement& statement, std::span<const PodId> pods, std::span<const NodeIndex> nodes,
+                              FailureSummary* why, const PlacementPass& pass) {
+  return place_each(statement, pods, why, [&](const PodSpec& pod, FailureSummary* failures) {
+    return find_among(statement.cluster(), pod, nodes, failures, pass);
+  });
 }
 
 }  // namespace tessera

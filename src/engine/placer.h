@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <optional>
 #include <random>
 #include <span>
@@ -21,6 +22,20 @@
 
 namespace tessera {
 
+// Why a gang with a required topology level did not start (docs/topology.md): the GPUs it needs
+// within one domain of the level and the most any domain of it has free.
+struct TopologyShortfall {
+  std::string level;  // the level as people say it: "rack"
+  int64_t need_milli = 0;
+  int64_t most_free_milli = -1;  // -1: the gang did not fail for its topology
+  std::string domain;            // the domain with the most free ("r7")
+  int domains_with_room = 0;     // domains with the GPUs free that still could not hold the gang
+  std::string unresolved;        // set: the constraint names what the cluster does not declare
+  bool failed() const { return most_free_milli >= 0 || !unresolved.empty(); }
+  // "needs 32 GPUs within one rack; the most free in a rack is 24 (rack r7)"
+  std::string describe() const;
+};
+
 // How many nodes failed each predicate for a pod that could not be placed (docs/design.md §7).
 struct FailureSummary {
   std::array<int, kPredicateCount> nodes_by_predicate{};
@@ -32,6 +47,9 @@ struct FailureSummary {
   int32_t gpu_memory_limit_mib = 0;
   int16_t overcommit_low_milli = 0;
   int16_t overcommit_high_milli = 0;
+  // Set only when the gang failed for its topology: most failures are not, and a cycle keeps one
+  // summary per pending workload.
+  std::shared_ptr<const TopologyShortfall> topology;
 
   // Counts `nodes` nodes of `spec` that failed `predicate` for `pod`.
   void count(Predicate predicate, int nodes, const NodeSpec& spec, const PodSpec& pod);
@@ -55,10 +73,17 @@ class Placer {
   std::optional<Binding> find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why = nullptr,
                               const PlacementPass& pass = {});
 
+  // The same, among the given nodes only (a topology domain), ties to the earliest listed.
+  std::optional<Binding> find_among(const ClusterState& cluster, const PodSpec& pod, std::span<const NodeIndex> nodes,
+                                    FailureSummary* why = nullptr, const PlacementPass& pass = {});
+
   // Places every pod of a gang in the statement, or none: on failure the statement is rolled
   // back to where it was and false is returned.
   bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr,
                   const PlacementPass& pass = {});
+  // The same, every pod among the given nodes.
+  bool place_gang_among(Statement& statement, std::span<const PodId> pods, std::span<const NodeIndex> nodes,
+                        FailureSummary* why = nullptr, const PlacementPass& pass = {});
 
  private:
   // For a pod whose selector names a label the cluster does not group nodes by (a pod that was
@@ -71,6 +96,16 @@ class Placer {
     int32_t device_code = -1;  // the chosen device, as ClusterState::device_code
     double score = 0;
   };
+
+  // Clears the caches when they serve another cluster or grew too large.
+  void serve(const ClusterState& cluster);
+  // The cached verdict for the pod (of interned `shape`) on the group's nodes.
+  const Verdict& verdict(const ClusterState& cluster, const NodeGroups::Group& group, const PodSpec& pod,
+                         uint64_t shape);
+  // The binding a verdict on the node stands for.
+  Binding binding_for(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict) const;
+  template <typename Find>
+  bool place_each(Statement& statement, std::span<const PodId> pods, FailureSummary* why, Find&& find);
 
   // Whether a node of `weight` nodes that scores `score` replaces the best so far (nullopt: none
   // yet); ties go to the lowest index, or at random in proportion to the nodes tied.

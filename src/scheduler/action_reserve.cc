@@ -114,6 +114,37 @@ std::vector<NodeIndex> drain_order(CycleContext& context) {
   return order;
 }
 
+// docs/topology.md: for a gang that must run within one domain of a level, the nodes of the one
+// domain that holds it at the least drain cost (the sum of its chosen nodes' places in `order`).
+std::vector<NodeIndex> nodes_in_one_domain(const ClusterState& cluster, std::span<const PodId> gang,
+                                           const GangTopology& topology, std::span<const NodeIndex> order,
+                                           const std::vector<char>& excluded) {
+  const TopologyDomains& domains = cluster.topology();
+  const int level = topology.whole.required;
+  const size_t count = domains.domains(topology.topology, level).size();
+  std::vector<std::vector<NodeIndex>> order_in(count);  // `order`, split by domain
+  std::vector<size_t> rank(static_cast<size_t>(cluster.node_count()), 0);
+  for (size_t position = 0; position < order.size(); ++position) {
+    const NodeIndex node = order[position];
+    rank[static_cast<size_t>(node)] = position;
+    const int32_t domain = domains.domain_of(topology.topology, level, node);
+    if (domain >= 0) order_in[static_cast<size_t>(domain)].push_back(node);
+  }
+  std::vector<NodeIndex> best;
+  size_t best_cost = 0;
+  for (const std::vector<NodeIndex>& within : order_in) {
+    std::vector<NodeIndex> nodes = nodes_holding(cluster, gang, within, &excluded);
+    if (nodes.empty()) continue;
+    size_t cost = 0;
+    for (NodeIndex node : nodes) cost += rank[static_cast<size_t>(node)];
+    if (best.empty() || cost < best_cost) {
+      best = std::move(nodes);
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 // When each reservation's nodes are expected free: the latest end, by time limit, of the work on
@@ -199,10 +230,13 @@ void reserve(CycleContext& context) {
   QueuePicker picker(context, waiting);
   std::vector<NodeIndex> order;  // computed once, when a first candidate is owed
   for (WorkloadId id = picker.next(); id >= 0 && options.enabled && room_for(1); id = picker.next()) {
-    if (!owed(id)) continue;
+    if (!owed(id) || context.topology_unresolvable(id)) continue;
     const std::span<const PodId> gang = context.workloads()[id].gang();
     if (order.empty()) order = drain_order(context);
-    std::vector<NodeIndex> nodes = nodes_holding(cluster, gang, order, &reserved);
+    const GangTopology* topology = context.gang_topology(id);
+    std::vector<NodeIndex> nodes = topology && topology->whole.required >= 0
+                                       ? nodes_in_one_domain(cluster, gang, *topology, order, reserved)
+                                       : nodes_holding(cluster, gang, order, &reserved);
     if (nodes.empty() || !room_for(nodes.size())) continue;
     std::sort(nodes.begin(), nodes.end());
     keep({id, std::move(nodes), context.now(), kNeverDue}, kept);

@@ -12,6 +12,7 @@
 #include "engine/cluster_state.h"
 #include "engine/placer.h"
 #include "engine/statement.h"
+#include "engine/topology_placement.h"
 #include "policy/fair_share.h"
 #include "scheduler/carried_state.h"
 #include "scheduler/pending_reason.h"
@@ -38,8 +39,19 @@ struct ReservationOptions {
   double max_reserved_node_fraction = 0.1;
 };
 
+// docs/topology.md: gangs that name a topology level are placed (and room is made for them)
+// within its domains. Off, constraints are ignored and gangs go anywhere.
+struct TopologyOptions {
+  bool enabled = true;
+  DomainRule rule = DomainRule::kFragmentation;  // which domain a gang goes to
+  // Consolidate, reclaim and preempt make room for a gang with a required level within one
+  // domain. Off, such a gang waits for room to free by itself (and for its reservation).
+  bool make_room = true;
+};
+
 struct CycleOptions {
   FairShareOptions fair_share;
+  TopologyOptions topology;
   ReservationOptions reservations;
   bool consolidate = true;
   bool reclaim = true;

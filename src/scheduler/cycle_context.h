@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "scheduler/cycle.h"
@@ -56,10 +57,18 @@ class CycleContext : private StatementListener {
 
   // Places the pods as a gang through the placer. `pass`: the reserved nodes the placement may
   // use (pass_for the pods' workload).
+  // Pods of a workload with topology constraints (docs/topology.md) keep them: its gang is placed
+  // by place_in_topology; elastic extras of a running gang go within its required domain.
   bool place_gang(Statement& statement, std::span<const PodId> pods, FailureSummary* why = nullptr,
-                  const PlacementPass& pass = {}) {
-    return placer().place_gang(statement, pods, why, pass);
-  }
+                  const PlacementPass& pass = {});
+  // The workload's gang topology, resolved; nullptr when it has no constraint or topology is
+  // off. A constraint the cluster cannot resolve leaves the gang unplaceable, `error` set.
+  const GangTopology* gang_topology(WorkloadId workload);
+  // Whether the workload's constraints name what the cluster does not declare (topology on):
+  // it can never be placed, so no room is made or reserved for it.
+  bool topology_unresolvable(WorkloadId workload);
+  // The sizes of the gangs of the workloads active at the start of the cycle.
+  const GangSizeMix& gang_mix();
 
   // What a workload's pods may use of reserved nodes: its own, and as backfill those due no
   // sooner than it would end by its time limit.
@@ -109,6 +118,11 @@ class CycleContext : private StatementListener {
   std::vector<char> waiting_;  // per workload: pending at the start and not placed since
   std::vector<Reservation> reservations_;
   std::vector<int32_t> reservation_of_;  // per workload: index in reservations_, or -1
+  // The workloads with topology constraints, resolved on first use: the gang's topology, or why
+  // it cannot be resolved. A map: most workloads have none, and a cycle sees 100,000.
+  std::unordered_map<WorkloadId, Result<GangTopology>> gang_topologies_;
+  const Result<GangTopology>* resolved_topology(WorkloadId workload);
+  std::optional<GangSizeMix> gang_mix_;
   uint64_t generation_ = 0;
   uint64_t freed_generation_ = 0;
 };

@@ -43,13 +43,21 @@ constexpr int kCandidateNodes = 100;
 
 class RoomSearch {
  public:
-  RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request)
-      : context_(context),
+  // `domain`: the nodes of one topology domain the gang must fit in, victims included (empty:
+  // anywhere). `trial`: the search rolls back instead of committing, counting its evictions.
+  RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
+             std::span<const NodeIndex> domain = {}, bool trial = false)
+      : domain_(domain),
+        trial_(trial),
+        context_(context),
         victims_(victims),
         request_(request),
         pass_(context.pass_for(request.pending)),
         pending_queue_(context.workloads()[request.pending].queue),
         pending_priority_(context.workloads()[request.pending].spec.priority) {}
+
+  // After a trial run that succeeded: the units it evicted for good.
+  int trial_evictions() const { return trial_evictions_; }
 
   bool run() {
     ClusterState& cluster = context_.cluster();
@@ -64,7 +72,7 @@ class RoomSearch {
     bool evicted_since_refresh = false;  // the caller refreshed before calling
     for (PodId pod : pending.gang()) {
       const PodSpec& spec = cluster.pod(pod);
-      if (auto binding = context_.placer().find(cluster, spec, nullptr, pass_)) {
+      if (auto binding = find_for_pending(cluster, spec)) {
         statement.allocate(pod, std::move(*binding));
         continue;
       }
@@ -74,7 +82,7 @@ class RoomSearch {
       if (choice.node < 0) return give_up(statement);
       evict_choice(statement, choice, evicted, evicted_milli);
       evicted_since_refresh = true;
-      auto binding = context_.placer().find(cluster, spec, nullptr, pass_);
+      auto binding = find_for_pending(cluster, spec);
       if (!binding) return give_up(statement);
       statement.allocate(pod, std::move(*binding));
     }
@@ -112,6 +120,9 @@ class RoomSearch {
       const PlacementPass pass = context_.pass_for(owner);
       if (context_.place_gang(statement, unplaced, nullptr, pass)) continue;
       if (!evicted[next].move) return give_up(statement);
+      // A pod-by-pod search cannot keep a unit's topology constraints, and room made for a gang
+      // within one domain evicts nothing outside it: such units move only into free room.
+      if (!domain_.empty() || context_.gang_topology(owner)) return give_up(statement);
       // Room for the moved unit, pod by pod, by evictions under the rule (no further moves).
       for (PodId pod : unplaced) {
         const PodSpec& spec = cluster.pod(pod);
@@ -127,6 +138,14 @@ class RoomSearch {
         if (!binding) return give_up(statement);
         statement.allocate(pod, std::move(*binding));
       }
+    }
+    if (trial_) {
+      trial_evictions_ = 0;
+      for (const EvictedUnit& unit : evicted) {
+        trial_evictions_ += std::any_of(unit.pods.begin(), unit.pods.end(),
+                                        [&cluster](const auto& entry) { return !cluster.binding(entry.first); });
+      }
+      return !give_up(statement);
     }
     const size_t first_eviction = context_.result().evictions.size();
     context_.commit(statement, request_.action, request_.pending);
@@ -337,6 +356,12 @@ class RoomSearch {
     }
   }
 
+  // A node for a pod of the pending gang: within the domain, where the search has one.
+  std::optional<Binding> find_for_pending(const ClusterState& cluster, const PodSpec& spec) {
+    if (domain_.empty()) return context_.placer().find(cluster, spec, nullptr, pass_);
+    return context_.placer().find_among(cluster, spec, domain_, nullptr, pass_);
+  }
+
   bool give_up(Statement& statement) {
     statement.rollback(0);
     return false;
@@ -405,6 +430,9 @@ class RoomSearch {
     const bool by_gpu_nodes = scope.of_queues != nullptr && quest.need > 0 && quest.live_bounds;
     merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
     const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
+    // Victims of a moved unit's pod may be anywhere; those of the pending gang only in its domain,
+    // whose nodes alone are visited.
+    const bool in_domain_only = !domain_.empty() && for_workload == request_.pending;
     auto visit = [&](NodeIndex node) {  // true: the search is over
       if (skip_unless && !has_bit(skip_unless, node) && cluster.gpu_free_milli(node) < quest.need) return false;
       if (!may_serve(cluster, node, quest, best)) return false;
@@ -417,7 +445,11 @@ class RoomSearch {
       }
       return candidates_left == 0 || unbeatable(best, quest.need);
     };
-    if (scope.listed_only) {
+    if (in_domain_only) {
+      for (NodeIndex node : domain_) {
+        if (visit(node)) break;
+      }
+    } else if (scope.listed_only) {
       for (NodeIndex node : node_list_) {
         if (visit(node)) break;
       }
@@ -565,6 +597,9 @@ class RoomSearch {
     return best.top_priority <= victims_.min_priority() && best.gpu_milli <= std::max<int64_t>(need, kMilliPerGpu);
   }
 
+  const std::span<const NodeIndex> domain_;
+  const bool trial_;
+  int trial_evictions_ = 0;
   CycleContext& context_;
   VictimIndex& victims_;
   const RoomRequest& request_;
@@ -595,7 +630,62 @@ class RoomSearch {
 
 }  // namespace
 
+namespace {
+
+// docs/topology.md: for a gang with a required level, the domains of that level that could hold
+// it once their victims are gone (free GPUs plus what the index holds there reach its need), the
+// most free first; each of the first kMaxRoomTrials is searched as a trial, and the one that
+// needs the fewest evictions is searched again for real. No domain where even every victim leaves too little is
+// touched. Each trial is a victim search of its own; the domains with the most free GPUs, tried first, are those
+// likeliest to need fewest evictions, so a few suffice.
+constexpr int kMaxRoomTrials = 4;
+
+bool make_room_in_domain(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
+                         const GangTopology& gang) {
+  const ClusterState& cluster = context.cluster();
+  const TopologyDomains& domains = cluster.topology();
+  const int level = gang.whole.required;
+  const auto& all = domains.domains(gang.topology, level);
+  const int64_t need = context.gang_gpu_milli(request.pending);
+  const std::vector<int64_t> free = domains.free_gpu_milli(cluster, gang.topology, level);
+  std::vector<std::pair<int64_t, int32_t>> reachable;  // (free, domain)
+  for (size_t domain = 0; domain < all.size(); ++domain) {
+    int64_t held = 0;
+    for (NodeIndex node : all[domain].nodes) held += victims.gpus_held_on(node);
+    if (free[domain] + held >= need) reachable.emplace_back(free[domain], static_cast<int32_t>(domain));
+  }
+  std::sort(reachable.begin(), reachable.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  int32_t best = -1;
+  int best_evictions = 0;
+  for (size_t i = 0; i < reachable.size() && i < static_cast<size_t>(kMaxRoomTrials); ++i) {
+    const int32_t domain = reachable[i].second;
+    if (request.refresh) request.refresh();
+    RoomSearch trial(context, victims, request, all[static_cast<size_t>(domain)].nodes, true);
+    if (!trial.run()) continue;
+    if (best < 0 || trial.trial_evictions() < best_evictions) {
+      best = domain;
+      best_evictions = trial.trial_evictions();
+    }
+    if (best_evictions == 0) break;
+  }
+  if (best < 0) return false;
+  if (request.refresh) request.refresh();
+  return RoomSearch(context, victims, request, all[static_cast<size_t>(best)].nodes).run();
+}
+
+}  // namespace
+
 bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request) {
+  if (context.topology_unresolvable(request.pending)) return false;
+  if (const GangTopology* gang = context.gang_topology(request.pending)) {
+    // Subgroups need their own domains, which the pod-by-pod search does not choose: such a
+    // gang starts only where allocate finds room.
+    if (!gang->parts.empty()) return false;
+    if (gang->whole.required >= 0) {
+      return context.options().topology.make_room && make_room_in_domain(context, victims, request, *gang);
+    }
+  }
   return RoomSearch(context, victims, request).run();
 }
 

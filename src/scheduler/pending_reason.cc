@@ -49,7 +49,8 @@ std::string describe(const PendingReason& reason, const QueueTree& tree) {
     case PendingCode::kUnschedulable:
       break;
   }
-  std::string text = reason.gang_size > 1
+  std::string text = reason.nodes.topology && reason.nodes.topology->failed() ? reason.nodes.topology->describe()
+                     : reason.gang_size > 1
                          ? fmt::format("pod {} of a gang of {} fits on no node ({})", reason.nodes.failed_pod_index + 1,
                                        reason.gang_size, reason.nodes.describe())
                          : fmt::format("fits on no node ({})", reason.nodes.describe());

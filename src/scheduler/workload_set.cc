@@ -22,7 +22,17 @@ WorkloadId WorkloadSet::add(WorkloadSpec spec, QueueIndex queue, ClusterState& c
   std::string signature;
   for (size_t position = 0; position < static_cast<size_t>(workload.min_member_of(spec)); ++position) {
     signature += std::to_string(pod_shapes_.intern(spec.pods[position]));
-    signature += ',';
+    const int16_t subgroup = spec.pods[position].subgroup;
+    signature += subgroup < 0 ? "," : "/" + std::to_string(subgroup) + ",";
+  }
+  // Equal pods under different topology constraints fit in different places.
+  auto add_constraint = [&signature](const TopologyConstraint& constraint) {
+    signature += "|" + constraint.topology + "|" + constraint.required_level + "|" + constraint.preferred_level;
+  };
+  add_constraint(spec.topology_constraint());
+  for (const SubGroupSpec& subgroup : spec.subgroups()) {
+    signature += "|" + subgroup.name;
+    add_constraint(subgroup.constraint);
   }
   workload.gang_shape = gang_shapes_.try_emplace(signature, static_cast<uint32_t>(gang_shapes_.size())).first->second;
   workload.spec = std::move(spec);

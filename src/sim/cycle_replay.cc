@@ -27,6 +27,7 @@
 #include "scheduler/workload_set.h"
 #include "sim/pod_type_label.h"
 #include "sim/statistics.h"
+#include "sim/topology_cost.h"
 
 namespace tessera {
 
@@ -57,6 +58,9 @@ struct Tracked {
   bool running = false;
   double progress = 0;      // run time accrued before the current run (restarts keep the checkpointed part)
   double run_started = 0;   // when the current run began
+  double slowdown = 1;      // the current run's run-time factor for its spread (TopologyCost)
+  int common_level = -2;    // at its first start: the narrowest level holding its gang (-2: not started)
+  int gang_nodes = 0;       // at its first start: the nodes its gang took
   uint32_t generation = 0;  // bumped whenever it stops or restarts, so a stale completion is ignored
   double first_start = -1;
   double completed = -1;
@@ -202,6 +206,9 @@ class CycleReplay {
     }
     for (int a = 0; a < kActionCount; ++a) churn_[a].action = std::string(action_name(static_cast<Action>(a)));
     limits_on_ = options.work_limits;
+    const TopologyDomains& domains = cluster_.topology();
+    cost_topology_ = scenario.topology_cost.topology.empty() ? (domains.topology_count() > 0 ? 0 : -1)
+                                                             : domains.find_topology(scenario.topology_cost.topology);
   }
 
   Result<TimelinePolicyResult> run(std::string_view policy_name) {
@@ -351,13 +358,24 @@ class CycleReplay {
     tracked.running = true;
     tracked.run_started = now;
     ++tracked.generation;
+    // A gang spread over the topology runs slower (docs/topology.md).
+    std::vector<NodeIndex> nodes;
+    for (PodId pod : workloads_[id].gang()) nodes.push_back(cluster_.binding(pod)->node);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    const int common = narrowest_common_level(cluster_.topology(), cost_topology_, nodes);
+    tracked.slowdown = run_time_factor(scenario_.topology_cost, common);
     if (tracked.first_start < 0) {
       tracked.first_start = now;
+      tracked.common_level = common;
+      tracked.gang_nodes = static_cast<int>(nodes.size());
       waits_[workloads_[id].queue].push_back(now - tracked.arrival);
     }
     // A run ends when the work is done or its time limit expires, whichever comes first.
     const WorkloadSpec& spec = scenario_.workloads[tracked.spec];
-    double run_for = spec.duration_seconds >= 0 ? std::max(0.0, spec.duration_seconds - tracked.progress) : kInfinity;
+    double run_for = spec.duration_seconds >= 0
+                         ? std::max(0.0, spec.duration_seconds - tracked.progress) * tracked.slowdown
+                         : kInfinity;
     if (spec.time_limit_seconds > 0) run_for = std::min(run_for, spec.time_limit_seconds);
     if (std::isfinite(run_for)) completions_.push({now + run_for, id, tracked.generation});
   }
@@ -615,7 +633,7 @@ class CycleReplay {
       ++churn.whole_workloads;
       if (eviction.moved) ++churn.moved;
       close_run(eviction.workload, now, gpus(eviction.gpu_milli));
-      const double run = tracked.progress + (tracked.running ? now - tracked.run_started : 0);
+      const double run = tracked.progress + (tracked.running ? (now - tracked.run_started) / tracked.slowdown : 0);
       const double kept = checkpointed_progress(run, scenario_.workloads[tracked.spec].checkpoint_interval_seconds);
       const double lost_hours = std::max(0.0, run - kept) * gpus(eviction.gpu_milli) / kSecondsPerHour;
       churn.lost_gpu_hours += lost_hours;
@@ -670,11 +688,34 @@ class CycleReplay {
         start_run(id, now);
       } else {
         close_run(id, now);
-        tracked.progress += now - tracked.run_started;
+        tracked.progress += (now - tracked.run_started) / tracked.slowdown;
         tracked.running = false;
         ++tracked.generation;
       }
     }
+  }
+
+  TopologySummary topology_summary() const {
+    TopologySummary summary;
+    if (cost_topology_ < 0) return summary;
+    const TopologyDomains& domains = cluster_.topology();
+    for (int level = 0; level < domains.level_count(cost_topology_); ++level)
+      summary.levels.push_back(domains.label(cost_topology_, level));
+    summary.within.assign(summary.levels.size(), 0);
+    std::vector<double> required_waits;
+    for (const Tracked& tracked : tracked_) {
+      if (tracked.first_start >= 0 && tracked.gang_nodes > 1) {
+        ++summary.multi_node_gangs;
+        for (int level = 0; level <= tracked.common_level; ++level) ++summary.within[static_cast<size_t>(level)];
+      }
+      if (scenario_.workloads[tracked.spec].topology_constraint().required_level.empty()) continue;
+      ++summary.required_gangs;
+      if (tracked.first_start < 0) continue;
+      ++summary.required_started;
+      required_waits.push_back(tracked.first_start - tracked.arrival);
+    }
+    summary.required_wait_seconds = quantiles(std::move(required_waits));
+    return summary;
   }
 
   void count_pending() {
@@ -745,6 +786,11 @@ class CycleReplay {
       const Workload& workload = workloads_[id];
       for (std::string& violation : check_gang(cluster_, workload.pods, workload.min_member())) {
         violations.push_back(fmt::format("workload '{}': {}", workload.spec.name, violation));
+      }
+      // Constraints hold only where the cycle honours them.
+      if (!cycle_options_.topology.enabled) continue;
+      for (std::string& violation : check_topology(cluster_, workload.spec, workload.pods)) {
+        violations.push_back(std::move(violation));
       }
     }
     // Every queue's allocation, counted from the bound pods, against the cycle's figures and limits.
@@ -868,6 +914,7 @@ class CycleReplay {
       }
     }
     result.pending_seconds = quantiles(std::move(waits));
+    cycle.topology = topology_summary();
     cycle.jct_seconds = quantiles(std::move(jcts));
 
     for (QueueIndex queue : depth_first()) {
@@ -1023,6 +1070,9 @@ class CycleReplay {
   double reserved_node_seconds_ = 0;
 
   ClusterState cluster_;
+  // The topology measured (its run-time factors, the summary): the one with factors, else the
+  // first declared; -1: none.
+  int cost_topology_ = -1;
   Placer placer_;
   WorkloadSet workloads_;
   ResourceMeter meter_;

@@ -8,6 +8,7 @@
 #include "core/cluster.h"
 #include "core/queue.h"
 #include "core/workload.h"
+#include "sim/topology_cost.h"
 
 namespace tessera {
 
@@ -25,6 +26,9 @@ struct Scenario {
   std::vector<std::string> warnings;  // from the files read: accepted, but likely not meant
   // Why a timeline replay cannot use the workloads (their pod list has no times); empty: it can.
   std::string untimed;
+  // How a gang's spread over the topology stretches its run time (the topology section's
+  // run_time_factors); no topology: none.
+  TopologyCost topology_cost;
 };
 
 inline int64_t pod_count(const Scenario& scenario) {

@@ -123,6 +123,7 @@ Result<Scenario> load_scenario(const ScenarioRequest& request) {
       return Error{
           fmt::format("{}: has no 'cluster' section (expected one, since it is given as --cluster)", request.cluster)};
     scenario.cluster = parts->cluster;
+    scenario.topology_cost = parts->topology_cost;
     scenario.cluster_source = parts->cluster_source.empty() ? request.cluster : parts->cluster_source;
     scenario.name = parts->name;
     if (parts->workloads && !request.workload_given) {

@@ -56,7 +56,7 @@ constexpr size_t kMaxQueues = 10'000;
 constexpr size_t kMaxLeafNamesShown = 6;
 constexpr size_t kMaxQuotedLength = 40;
 
-constexpr std::string_view kTopKeys[] = {"name", "cluster", "queues", "workloads"};
+constexpr std::string_view kTopKeys[] = {"name", "cluster", "topology", "queues", "workloads"};
 constexpr std::string_view kClusterKeys[] = {"alibaba_nodes", "nodes", "gpu_memory_overcommit"};
 constexpr std::string_view kNodeKeys[] = {"name",      "count",      "cpu",    "memory", "gpus",
                                           "gpu_model", "gpu_memory", "labels", "taints", "schedulable"};
@@ -77,11 +77,15 @@ constexpr std::string_view kWorkloadKeys[] = {"name",        "count",
                                               "time_limit",  "pods",
                                               "min_member",  "pod",
                                               "max_runtime", "idle_limit",
-                                              "utilisation"};  // what
+                                              "utilisation", "topology",
+                                              "subgroups"};  // what
 constexpr std::string_view kPodKeys[] = {"cpu",         "memory",        "gpus",
                                          "gpu_portion", "gpu_memory",    "gpu_memory_limit",
                                          "gpu_models",  "node_selector", "tolerations"};
 constexpr std::string_view kTolerationKeys[] = {"key", "operator", "value", "effect"};
+constexpr std::string_view kTopologyKeys[] = {"name", "levels", "nodes_per_domain", "run_time_factors"};
+constexpr std::string_view kConstraintKeys[] = {"name", "required", "preferred"};
+constexpr std::string_view kSubGroupKeys[] = {"name", "count", "pods", "min_member", "topology"};
 
 std::string join_names(std::span<const std::string_view> names) { return fmt::format("{}", fmt::join(names, ", ")); }
 
@@ -1040,8 +1044,214 @@ UtilisationProfile read_utilisation(Problems& problems, const YAML::Node& node, 
   return profile;
 }
 
+// ----- Topology (docs/topology.md) -----
+
+const Topology* find_topology(std::span<const Topology> topologies, std::string_view name) {
+  for (const Topology& topology : topologies) {
+    if (topology.name == name) return &topology;
+  }
+  return nullptr;
+}
+
+// `topology:` — the cluster's topologies; with nodes_per_domain, the nodes are labelled in
+// order (each domain of a level holds that many nodes; each count divides the wider one's).
+std::vector<Topology> read_topologies(Problems& problems, const YAML::Node& node, const Place& place,
+                                      ClusterSpec* cluster, TopologyCost& cost) {
+  std::vector<Topology> topologies;
+  const std::vector<YAML::Node> items = read_list(problems, node, place, "a list of topologies {name, levels}");
+  for (size_t i = 0; i < items.size() && !problems.failed(); ++i) {
+    YamlMap map(problems, items[i], place_of(items[i], item_path("topology", i)), kTopologyKeys);
+    map.require("name", "the topology's name");
+    map.require("levels", "node label keys, widest first, such as [tessera.dev/block, tessera.dev/rack]");
+    Topology topology;
+    topology.name = map.name("name", "the topology's name").value_or("");
+    if (find_topology(topologies, topology.name) != nullptr) {
+      map.report("name", fmt::format("{} is declared twice (expected unique names)", in_quotes(topology.name)));
+    }
+    const std::vector<YAML::Node> levels = map.list("levels", "a list of node label keys, widest first");
+    if (map.has("levels") && levels.empty()) map.report("levels", "is an empty list (expected at least one level)");
+    for (size_t l = 0; l < levels.size(); ++l) {
+      auto label =
+          read_name(problems, levels[l], place_of(levels[l], item_path(map.field("levels"), l)), "a node label key");
+      if (!label) continue;
+      if (std::find(topology.levels.begin(), topology.levels.end(), *label) != topology.levels.end())
+        map.report("levels", fmt::format("names {} twice (expected each level once)", in_quotes(*label)));
+      topology.levels.push_back(*label);
+    }
+    if (map.has("nodes_per_domain")) {
+      const std::vector<YAML::Node> sizes = map.list("nodes_per_domain", "a list of node counts, one per level");
+      if (sizes.size() != topology.levels.size()) {
+        map.report("nodes_per_domain", fmt::format("has {} entries for {} levels (expected one per level)",
+                                                   sizes.size(), topology.levels.size()));
+      }
+      if (cluster == nullptr)
+        map.report_key("nodes_per_domain", "is given without a cluster to label (expected a cluster section)");
+      std::vector<int64_t> counts;
+      for (size_t l = 0; l < sizes.size() && !problems.failed(); ++l) {
+        auto count = read_integer(problems, sizes[l], place_of(sizes[l], item_path(map.field("nodes_per_domain"), l)),
+                                  1, kMaxCount, "nodes in each domain of the level");
+        if (count && !counts.empty() && counts.back() % *count != 0) {
+          map.report("nodes_per_domain", fmt::format("{} does not divide {} (expected each level's count to divide "
+                                                     "the wider one's)",
+                                                     *count, counts.back()));
+        }
+        if (count) counts.push_back(*count);
+      }
+      if (!problems.failed() && cluster != nullptr) {
+        for (size_t n = 0; n < cluster->nodes.size(); ++n) {
+          for (size_t l = 0; l < counts.size(); ++l) {
+            const std::string& label = topology.levels[l];
+            const size_t slash = label.rfind('/');
+            const std::string noun = slash == std::string::npos ? label : label.substr(slash + 1);
+            // "r7" for the eighth rack: the noun's initial and the domain's number.
+            cluster->nodes[n].labels.try_emplace(
+                label, fmt::format("{}{}", noun.substr(0, 1), n / static_cast<size_t>(counts[l])));
+          }
+        }
+      }
+    }
+    if (map.has("run_time_factors")) {
+      const std::vector<YAML::Node> factors =
+          map.list("run_time_factors", "a list of numbers >= 1, one more than levels");
+      if (factors.size() != topology.levels.size() + 1) {
+        map.report("run_time_factors", fmt::format("has {} entries for {} levels (expected {}: across the widest "
+                                                   "level, then within one domain of each level)",
+                                                   factors.size(), topology.levels.size(), topology.levels.size() + 1));
+      }
+      if (!cost.topology.empty())
+        map.report_key("run_time_factors",
+                       fmt::format("is also given by topology {} (expected one topology with run-time factors)",
+                                   in_quotes(cost.topology)));
+      TopologyCost read{topology.name, {}};
+      for (size_t f = 0; f < factors.size() && !problems.failed(); ++f) {
+        auto factor =
+            read_number(problems, factors[f], place_of(factors[f], item_path(map.field("run_time_factors"), f)),
+                        "a run-time factor >= 1");
+        if (factor && !(*factor >= 1 && std::isfinite(*factor))) {
+          map.report("run_time_factors",
+                     fmt::format("has {} (expected factors >= 1: spreading never speeds a job up)", *factor));
+        }
+        read.factors.push_back(factor.value_or(1));
+      }
+      if (!problems.failed()) cost = std::move(read);
+    }
+    topologies.push_back(std::move(topology));
+  }
+  return topologies;
+}
+
+// A constraint {name, required, preferred}; `inherited`: the topology a subgroup's constraint
+// names when it names none (its workload's).
+TopologyConstraint read_constraint(const YamlMap& parent, std::string_view key, std::span<const Topology> topologies,
+                                   const std::string& inherited) {
+  TopologyConstraint constraint;
+  auto node = parent.find(key);
+  if (!node) return constraint;
+  Problems& problems = parent.problems();
+  YamlMap map(problems, *node, parent.value_place(key), kConstraintKeys);
+  constraint.topology = map.name("name", "a topology's name").value_or(inherited);
+  constraint.required_level = map.name("required", "a level of the topology").value_or("");
+  constraint.preferred_level = map.name("preferred", "a level of the topology").value_or("");
+  if (problems.failed()) return constraint;
+  if (constraint.topology.empty()) {
+    map.require("name", "the topology's name");
+    return constraint;
+  }
+  const Topology* topology = find_topology(topologies, constraint.topology);
+  if (topology == nullptr) {
+    map.report(map.has("name") ? "name" : "required",
+               fmt::format("{} is not a topology of the scenario (expected one the topology section declares)",
+                           in_quotes(constraint.topology)));
+    return constraint;
+  }
+  auto level_of = [&](std::string_view which, const std::string& level) -> std::ptrdiff_t {
+    if (level.empty()) return -1;
+    auto found = std::find(topology->levels.begin(), topology->levels.end(), level);
+    if (found == topology->levels.end()) {
+      map.report(which, fmt::format("{} is not a level of topology {} (expected one of: {})", in_quotes(level),
+                                    in_quotes(topology->name), fmt::join(topology->levels, ", ")));
+      return -1;
+    }
+    return found - topology->levels.begin();
+  };
+  const std::ptrdiff_t required = level_of("required", constraint.required_level);
+  const std::ptrdiff_t preferred = level_of("preferred", constraint.preferred_level);
+  if (required >= 0 && preferred >= 0 && preferred < required) {
+    map.report("preferred", fmt::format("{} is wider than the required level {} (expected a narrower level)",
+                                        in_quotes(constraint.preferred_level), in_quotes(constraint.required_level)));
+  }
+  if (required < 0 && preferred < 0 && !problems.failed()) {
+    map.require("required", "a required or preferred level");
+  }
+  return constraint;
+}
+
+struct WorkloadTerms {
+  TopologyConstraint constraint;
+  std::vector<SubGroupSpec> subgroups;
+  std::vector<int16_t> pod_subgroups;  // per pod, in order: the index of the subgroup it joins
+};
+
+// A workload's `topology` and `subgroups`: each subgroup (count copies, name-0, name-1, ...)
+// takes the next `pods` pods of the workload, in order.
+WorkloadTerms read_workload_topology(const YamlMap& map, std::span<const Topology> topologies, int64_t pods,
+                                     int64_t min_member) {
+  WorkloadTerms result;
+  Problems& problems = map.problems();
+  result.constraint = read_constraint(map, "topology", topologies, "");
+  const std::vector<YAML::Node> items = map.list("subgroups", "a list of subgroups {name, pods, min_member, topology}");
+  for (size_t i = 0; i < items.size() && !problems.failed(); ++i) {
+    YamlMap entry(problems, items[i], place_of(items[i], item_path(map.field("subgroups"), i)), kSubGroupKeys);
+    entry.require("name", "the subgroup's name");
+    entry.require("pods", "the number of the workload's pods in the subgroup");
+    const std::string name = entry.name("name", "the subgroup's name").value_or("");
+    const int64_t count = entry.integer("count", 1, kMaxPodsPerWorkload, "the number of such subgroups").value_or(1);
+    const int64_t members = entry.integer("pods", 1, kMaxPodsPerWorkload, "pods in the subgroup").value_or(1);
+    const int64_t minimum =
+        entry.integer("min_member", 1, kMaxPodsPerWorkload, "pods of it that must run").value_or(members);
+    if (minimum > members) {
+      entry.report("min_member", fmt::format("{} is more than pods, {} (expected 1 to {})", minimum, members, members));
+    }
+    const TopologyConstraint constraint = read_constraint(entry, "topology", topologies, result.constraint.topology);
+    if (!constraint.topology.empty() && !result.constraint.topology.empty() &&
+        constraint.topology != result.constraint.topology) {
+      entry.report("topology", fmt::format("names topology {}, but the workload's is {} (expected one topology per "
+                                           "workload)",
+                                           in_quotes(constraint.topology), in_quotes(result.constraint.topology)));
+    }
+    if (problems.failed()) break;
+    if (static_cast<int64_t>(result.pod_subgroups.size()) + count * members > pods) {
+      entry.report("pods", fmt::format("makes the subgroups hold more than the workload's {} pods (expected at most "
+                                       "{} in all)",
+                                       pods, pods));
+      break;
+    }
+    for (int64_t c = 0; c < count; ++c) {
+      SubGroupSpec subgroup{expanded_name(name, count, c), static_cast<int>(minimum), constraint};
+      for (const SubGroupSpec& earlier : result.subgroups) {
+        if (earlier.name == subgroup.name)
+          entry.report("name",
+                       fmt::format("makes subgroup {} twice (expected unique names)", in_quotes(subgroup.name)));
+      }
+      // The gang is the first min_member pods: a subgroup's minimum must fall within it.
+      const int64_t first = static_cast<int64_t>(result.pod_subgroups.size());
+      if (first + minimum > min_member) {
+        entry.report("min_member", fmt::format("puts pods {} to {} of subgroup {} outside the gang's first {} pods "
+                                               "(expected subgroups' minimums within min_member)",
+                                               first + 1, first + minimum, in_quotes(subgroup.name), min_member));
+        return result;
+      }
+      result.pod_subgroups.insert(result.pod_subgroups.end(), static_cast<size_t>(members),
+                                  static_cast<int16_t>(result.subgroups.size()));
+      result.subgroups.push_back(std::move(subgroup));
+    }
+  }
+  return result;
+}
+
 void read_workload(Problems& problems, const YAML::Node& node, const std::string& path, const GpuModelCatalog* catalog,
-                   const QueueTree* queues, WorkloadBudget& budget, std::vector<WorkloadSpec>& workloads) {
+                   const QueueTree* queues, std::span<const Topology> topologies, WorkloadBudget& budget,
+                   std::vector<WorkloadSpec>& workloads) {
   YamlMap map(problems, node, place_of(node, path), kWorkloadKeys);
   map.require("name", "the workload's name");
   map.require("pod", "the pod template {cpu, memory, gpus, ...}");
@@ -1111,7 +1321,14 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
   }
   PodSpec pod;
   if (auto pod_node = map.find("pod")) pod = read_pod_template(problems, *pod_node, map.value_place("pod"), catalog);
+  const WorkloadTerms topology = read_workload_topology(map, topologies, pods, min_member);
   if (problems.failed()) return;
+  // The copies share one: it is immutable.
+  std::shared_ptr<const WorkloadTopology> shared_topology;
+  if (!topology.constraint.empty() || !topology.subgroups.empty()) {
+    shared_topology =
+        std::make_shared<const WorkloadTopology>(WorkloadTopology{topology.constraint, topology.subgroups});
+  }
 
   if (count * pods > budget.pods_left) {
     map.report(map.has("count") ? "count" : "pods",
@@ -1141,10 +1358,13 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
     workload.max_runtime_seconds = max_runtime;
     workload.idle_limit_seconds = idle_limit;
     workload.utilisation = utilisation;
+    if (shared_topology) workload.topology = shared_topology;
     workload.pods.reserve(static_cast<size_t>(pods));
     for (int64_t p = 0; p < pods; ++p) {
       PodSpec copy = pod;
       copy.name = fmt::format("{}-p{}", workload.name, p);
+      if (static_cast<size_t>(p) < topology.pod_subgroups.size())
+        copy.subgroup = topology.pod_subgroups[static_cast<size_t>(p)];
       workload.pods.push_back(std::move(copy));
     }
     workloads.push_back(std::move(workload));
@@ -1170,6 +1390,8 @@ struct WorkloadPart {
 
 WorkloadPart read_workloads(Problems& problems, const YAML::Node& node, const Place& place, const ClusterSpec* cluster,
                             const QueueTree* queues, const TextResolver& resolve) {
+  const std::span<const Topology> topologies =
+      cluster ? std::span<const Topology>(cluster->topologies) : std::span<const Topology>();
   WorkloadPart part;
   if (node.IsMap()) {
     YamlMap map(problems, node, place, kWorkloadSourceKeys);
@@ -1199,7 +1421,7 @@ WorkloadPart read_workloads(Problems& problems, const YAML::Node& node, const Pl
   const GpuModelCatalog* catalog = cluster ? &cluster->models : nullptr;
   WorkloadBudget budget;
   for (size_t i = 0; i < items.size() && !problems.failed(); ++i) {
-    read_workload(problems, items[i], item_path("workloads", i), catalog, queues, budget, part.workloads);
+    read_workload(problems, items[i], item_path("workloads", i), catalog, queues, topologies, budget, part.workloads);
   }
   std::stable_sort(part.workloads.begin(), part.workloads.end(),
                    [](const WorkloadSpec& a, const WorkloadSpec& b) { return a.arrival_seconds < b.arrival_seconds; });
@@ -1226,6 +1448,18 @@ Result<ScenarioParts> read_scenario(const YAML::Node& root, std::string_view sou
     ClusterPart cluster = read_cluster(problems, *node, top.value_place("cluster"), resolve);
     parts.cluster = std::move(cluster.spec);
     parts.cluster_source = std::move(cluster.source);
+  }
+  if (auto node = top.find("topology")) {
+    // Labels what nodes_per_domain says on a copy: the spec is shared once built.
+    auto labelled = parts.cluster ? std::make_shared<ClusterSpec>(*parts.cluster) : nullptr;
+    std::vector<Topology> topologies =
+        read_topologies(problems, *node, top.value_place("topology"), labelled.get(), parts.topology_cost);
+    if (!labelled) {
+      top.report_key("topology", "is given without a cluster section (expected the nodes it describes)");
+    } else {
+      labelled->topologies = std::move(topologies);
+      parts.cluster = std::move(labelled);
+    }
   }
   if (problems.failed()) return problems.first();
   const ClusterSpec* cluster = parts.cluster ? parts.cluster.get() : cluster_hint;

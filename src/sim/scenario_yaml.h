@@ -40,6 +40,8 @@ struct ScenarioParts {
   // What is accepted but likely not meant ("FILE:LINE:COL: field 'queues[1]': ..."): a child's
   // deserved quota above its parent's.
   std::vector<std::string> warnings;
+  // The topology section's run_time_factors (docs/topology.md); empty topology: none given.
+  TopologyCost topology_cost;
 };
 
 // `cluster_hint` resolves GPU model names in workloads and in per-model quotas (gpu/MODEL) when

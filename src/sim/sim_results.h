@@ -205,6 +205,14 @@ struct LimitSummary {
   double idle_gpu_hours = 0;          // of which while the work's GPUs were idle (under its idle threshold)
   Quantiles train_wait_seconds;       // arrival -> first start, over started train workloads
   std::vector<std::string> examples;  // the first few verdicts, with their time
+// Where gangs ran in the scenario's measured topology (docs/topology.md).
+struct TopologySummary {
+  std::vector<std::string> levels;  // of the topology measured, widest first; empty: none
+  int64_t multi_node_gangs = 0;     // gangs that started on more than one node (first start)
+  std::vector<int64_t> within;      // per level: of those, how many within one domain of it
+  int64_t required_gangs = 0;       // workloads with a required level
+  int64_t required_started = 0;
+  Quantiles required_wait_seconds;  // arrival -> first start, over those started
 };
 
 struct CycleReplayResult {
@@ -225,6 +233,7 @@ struct CycleReplayResult {
   std::map<std::string, int64_t> pending_by_code;
   std::vector<PendingExample> pending_examples;
   LimitSummary limits;
+  TopologySummary topology;
 };
 
 struct TimelinePolicyResult {

@@ -316,13 +316,47 @@ double workload_gpus(const WorkloadSpec& spec) {
 
 }  // namespace
 
+// The synthetic topology: its levels, widest first, and the nodes in each domain of each.
+struct SyntheticLevel {
+  const char* label;
+  int nodes_per_domain;
+};
+constexpr SyntheticLevel kSyntheticLevels[] = {
+    {"tessera.dev/zone", 2560}, {"tessera.dev/block", 256}, {"tessera.dev/rack", 16}, {"kubernetes.io/hostname", 1}};
+
+void add_topology(ClusterSpec& cluster, int levels) {
+  if (levels <= 0) return;
+  Topology topology{"network", {}};
+  for (int level = 0; level < levels; ++level) {
+    const SyntheticLevel& entry = kSyntheticLevels[static_cast<size_t>(level)];
+    topology.levels.emplace_back(entry.label);
+    for (size_t node = 0; node < cluster.nodes.size(); ++node) {
+      cluster.nodes[node].labels[entry.label] =
+          entry.nodes_per_domain == 1 ? cluster.nodes[node].name
+                                      : fmt::format("{}", node / static_cast<size_t>(entry.nodes_per_domain));
+    }
+  }
+  cluster.topologies.push_back(std::move(topology));
+}
+
+void constrain_gangs(std::vector<SyntheticWorkload>& workloads, int levels) {
+  if (levels < 2) return;
+  const auto within_block = std::make_shared<const WorkloadTopology>(
+      WorkloadTopology{{"network", kSyntheticLevels[1].label, levels >= 3 ? kSyntheticLevels[2].label : ""}, {}});
+  for (SyntheticWorkload& workload : workloads) {
+    if (workload.spec.min_member >= 2) workload.spec.topology = within_block;
+  }
+}
+
 SyntheticWorld make_synthetic_world(const SyntheticSpec& spec) {
   Random random(spec.seed);
   Models models;
   SyntheticWorld world;
   world.now = kNow;
   world.resources = ResourceNames::standard();
-  world.cluster = make_cluster(std::max(spec.nodes, 1), kA100Fraction, random, models);
+  auto labelled = make_cluster(std::max(spec.nodes, 1), kA100Fraction, random, models);
+  add_topology(*labelled, std::clamp(spec.topology_levels, 0, 4));
+  world.cluster = std::move(labelled);
   const ClusterSpec& cluster = *world.cluster;
   const int64_t gpu_capacity = cluster.gpu_capacity_milli() / kMilliPerGpu;
 
@@ -486,6 +520,7 @@ SyntheticWorld make_synthetic_world(const SyntheticSpec& spec) {
     for (const PodSpec& pod : pending.spec.pods) world.pending_gpu_milli += pod.gpu.nominal_milli();
   }
   world.mix = mix.mix();
+  constrain_gangs(world.workloads, spec.topology_levels);
   return world;
 }
 

@@ -52,6 +52,11 @@ struct SyntheticSpec {
   int64_t running_pods = 50000;
   int queues = 200;
   uint64_t seed = 1;
+  // Topology levels (docs/topology.md), 0 to 4, the widest first of zone (2,560 nodes), block
+  // (256), rack (16) and host: nodes are labelled in order, and every multi-pod gang must run
+  // within one block (with 2 levels or more) and prefers one rack (3 or more). The same seed
+  // draws the same world whatever the levels.
+  int topology_levels = 0;
 };
 
 // What to reclaim for (`tessera bench reclaim`): a cluster whose every GPU runs a preemptible

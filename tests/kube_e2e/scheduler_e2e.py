@@ -1080,6 +1080,7 @@ def rbac(cluster):
         (("",), ("nodes",), None, ["cannot sync", "nodes", "403"]),
         (("",), ("namespaces",), None, ["cannot sync", "namespaces", "403"]),
         (("scheduling.tessera.dev",), ("queues", "podgroups"), None, ["cannot sync", "403"]),
+        (("scheduling.tessera.dev",), ("topologies",), None, ["not reading topologies", "403"]),
         (("scheduling.tessera.dev",), ("podgroups",),
          lambda n: batch.create_namespaced_job("b", job_manifest(f"grouped-{n}", 1, 16, queue="team-b")),
          ["creating the PodGroup b/job-grouped-", "failed", "403"]),
@@ -1110,8 +1111,53 @@ def rbac(cluster):
 
 # name: (test, nodes, flags of `tessera dev cluster` (None: the scenario needs a real control plane),
 # flags of kube-apiserver on a real control plane (None: it needs the dev cluster's fault injection)).
+def topology(cluster):
+    """A PodGroup that needs one rack (a Topology object, spec.topologyConstraint) starts within one
+    rack; one that no rack can hold starts no pod and says where the most room is."""
+    cluster.queue("team-a", 32)
+    cluster.namespace("ml")
+    cluster.custom.create_cluster_custom_object(
+        "scheduling.tessera.dev", "v1alpha1", "topologies",
+        {"apiVersion": "scheduling.tessera.dev/v1alpha1", "kind": "Topology", "metadata": {"name": "network"},
+         "spec": {"levels": [{"nodeLabel": "tessera.dev/rack"}]}})
+    cluster.start_scheduler("scheduler")
+    cluster.pod("ml", "single", gpus=8, queue="team-a")
+    wait_for("the single pod bound", lambda: "single" in cluster.bound("ml"))
+    within_rack = {"topology": "network", "requiredTopologyLevel": "tessera.dev/rack"}
+    for name, size in (("pair", 2), ("wide", 3)):
+        cluster.custom.create_namespaced_custom_object(
+            "scheduling.tessera.dev", "v1alpha1", "ml", "podgroups",
+            {"apiVersion": "scheduling.tessera.dev/v1alpha1", "kind": "PodGroup",
+             "metadata": {"name": name, "namespace": "ml"},
+             "spec": {"minMember": size, "queue": "team-a", "topologyConstraint": within_rack}})
+        for i in range(size):
+            cluster.pod("ml", f"{name}-{i}", gpus=8, group=name)
+    bound = wait_for("the pair bound", lambda: {n: p for n, p in cluster.bound("ml").items() if n.startswith("pair")}
+                     if len([n for n in cluster.bound("ml") if n.startswith("pair")]) == 2 else None)
+    racks = {pod.spec.node_name.split("-")[0] for pod in bound.values()}
+    assert len(racks) == 1, {name: pod.spec.node_name for name, pod in bound.items()}
+    single_rack = cluster.bound("ml")["single"].spec.node_name.split("-")[0]
+    assert racks != {single_rack}, (racks, single_rack)
+    status = wait_for("the wide gang's status",
+                      lambda: cluster.get_pod_group("ml", "wide").get("status", {}).get("conditions"))
+    condition = status[0]
+    assert condition["reason"] == "Unschedulable", condition
+    assert condition["message"].startswith("needs 24 GPUs within one rack; the most free in a rack is 8"), condition
+    assert not any(name.startswith("wide") for name in cluster.bound("ml"))
+
+
+def racked_nodes(racks, per_rack):
+    """A scenario YAML with `racks` racks of `per_rack` 8-GPU nodes, named rackR-0, rackR-1, ... and
+    labelled tessera.dev/rack: rR."""
+    nodes = "".join(f"    - name: rack{r}\n      count: {per_rack}\n      cpu: 96\n      memory: 768Gi\n"
+                    f"      gpus: 8\n      gpu_model: A100\n      gpu_memory: 80Gi\n"
+                    f"      labels: {{tessera.dev/rack: r{r}}}\n" for r in range(racks))
+    return "cluster:\n  nodes:\n" + nodes
+
+
 SCENARIOS = {
     "gang": (gang, gpu_nodes(4), [], []),
+    "topology": (topology, racked_nodes(2, 2), [], []),
     "reclaim": (reclaim, gpu_nodes(2), [], []),
     "pdb": (pdb, gpu_nodes(1), [], []),
     "failover": (failover, gpu_nodes(8), [], []),

@@ -1,0 +1,340 @@
+// Topology-aware placement (docs/topology.md), on worlds small enough to check by hand: which
+// domain a gang goes to under each rule, required and preferred levels, subgroups, the reason a
+// required gang waits, and scenario validation.
+#include <gtest/gtest.h>
+
+#include "engine/invariants.h"
+#include "engine/topology_placement.h"
+#include "policy/domain_choice.h"
+#include "scheduler_world.h"
+#include "sim/cycle_replay.h"
+#include "sim/scenario_loader.h"
+#include "sim/scenario_yaml.h"
+#include "sim/synthetic_cluster.h"
+#include "sim/topology_cost.h"
+
+namespace tessera {
+namespace {
+
+using testing::gpu_queue;
+using testing::SchedulerWorld;
+using testing::uniform_cluster;
+
+constexpr int64_t kGpu = 1000;
+
+TEST(DomainChoice, FragmentationKeepsTheRoomBiggerGangsNeedWhereThePeersRulesSpendIt) {
+  // Rack 0 has 48 of 64 GPUs free, rack 1 32 of 64; a 16-GPU gang comes, and the gangs seen are
+  // 32 GPUs. In rack 0 it leaves 32 free, exactly one 32-GPU gang (fragmentation 16 -> 0); in
+  // rack 1 it leaves 16 no 32-GPU gang can use (0 -> 16).
+  const std::vector<DomainRoom> rooms = {{48 * kGpu, 64 * kGpu}, {32 * kGpu, 64 * kGpu}};
+  GangSizeMix mix;
+  mix.add(32 * kGpu);
+  EXPECT_EQ(order_domains(rooms, 16 * kGpu, DomainRule::kFragmentation, mix), (std::vector<int32_t>{0, 1}));
+  // Best fit leaves the least free: rack 1 (16 left). Fullest: rack 1 (half used against a quarter).
+  EXPECT_EQ(order_domains(rooms, 16 * kGpu, DomainRule::kBestFit, mix), (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(order_domains(rooms, 16 * kGpu, DomainRule::kFullest, mix), (std::vector<int32_t>{1, 0}));
+}
+
+TEST(DomainChoice, DomainsWithoutRoomAreNoCandidatesAndTiesGoToTheFullest) {
+  // A: 24 of 64 free, B: 64 of 64, C: 8 of 64; an 8-GPU gang among 8- and 64-GPU gangs.
+  // Fragmentation: A 12 -> 8 (-4), B 0 -> 28 (+28), C 4 -> 0 (-4); A and C tie, C is left fuller.
+  const std::vector<DomainRoom> rooms = {{24 * kGpu, 64 * kGpu}, {64 * kGpu, 64 * kGpu}, {8 * kGpu, 64 * kGpu}};
+  GangSizeMix mix;
+  mix.add(8 * kGpu);
+  mix.add(64 * kGpu);
+  EXPECT_EQ(order_domains(rooms, 8 * kGpu, DomainRule::kFragmentation, mix), (std::vector<int32_t>{2, 0, 1}));
+  EXPECT_EQ(order_domains(rooms, 16 * kGpu, DomainRule::kFragmentation, mix), (std::vector<int32_t>{0, 1}));
+  EXPECT_TRUE(order_domains(rooms, 65 * kGpu, DomainRule::kBestFit, mix).empty());
+  EXPECT_EQ(parse_domain_rule("best-fit"), DomainRule::kBestFit);
+  EXPECT_FALSE(parse_domain_rule("nearest").has_value());
+}
+
+// 2 blocks x 2 racks x 2 nodes of 8 GPUs: nodes 0-1 rack r0, 2-3 r1 (block b0), 4-5 r2, 6-7 r3 (b1).
+std::shared_ptr<ClusterSpec> racked_cluster() {
+  auto cluster = uniform_cluster(8, 8);
+  for (size_t node = 0; node < cluster->nodes.size(); ++node) {
+    cluster->nodes[node].labels["block"] = fmt::format("b{}", node / 4);
+    cluster->nodes[node].labels["rack"] = fmt::format("r{}", node / 2);
+    cluster->nodes[node].labels["host"] = fmt::format("h{}", node);
+  }
+  cluster->topologies.push_back({"net", {"block", "rack"}});
+  return cluster;
+}
+
+WorkloadSpec gang(const std::string& name, int pods, int gpus, TopologyConstraint constraint = {}) {
+  WorkloadSpec spec;
+  spec.name = name;
+  spec.queue = "q";
+  spec.min_member = pods;
+  if (!constraint.empty()) spec.topology = std::make_shared<const WorkloadTopology>(WorkloadTopology{constraint, {}});
+  for (int i = 0; i < pods; ++i) {
+    spec.pods.push_back(testing::pod(fmt::format("{}-p{}", name, i), 1000, GpuRequest::whole(gpus)));
+  }
+  return spec;
+}
+
+class TopologyWorld : public ::testing::Test {
+ protected:
+  SchedulerWorld world{racked_cluster(), {gpu_queue("q", "", 64)}};
+
+  WorkloadId submit(WorkloadSpec spec) { return world.workloads().add(std::move(spec), 0, world.cluster(), 0); }
+  std::vector<NodeIndex> nodes_of(WorkloadId id) {
+    std::vector<NodeIndex> nodes;
+    for (PodId pod : world.workloads()[id].pods) {
+      if (const auto& binding = world.cluster().binding(pod)) nodes.push_back(binding->node);
+    }
+    return nodes;
+  }
+  // Fills whole GPUs on one node with a one-pod workload, through a cycle.
+  void occupy(NodeIndex node, int gpus) {
+    WorkloadSpec spec = gang(fmt::format("fill-{}", node), 1, gpus);
+    spec.pods[0].node_selector["host"] = fmt::format("h{}", node);
+    const WorkloadId id = submit(std::move(spec));
+    world.cycle(0);
+    ASSERT_EQ(nodes_of(id), std::vector<NodeIndex>{node});
+  }
+};
+
+TEST_F(TopologyWorld, ARequiredRackGangGoesWholeIntoOneRackTheFragmentationRuleChooses) {
+  occupy(0, 8);  // r0: 8 free, on node 1
+  occupy(2, 4);  // r1: 12 free (4 on node 2, 8 on node 3)
+  // A 16-GPU gang (two 8-GPU pods) needing one rack: r0 and r1 cannot hold it; r2 and r3 are
+  // empty and alike, so the lower index wins.
+  const WorkloadId big = submit(gang("big", 2, 8, {"net", "rack", ""}));
+  world.cycle(1);
+  EXPECT_EQ(nodes_of(big), (std::vector<NodeIndex>{4, 5}));
+  // A 4-GPU pod needing a rack. The gangs seen take 4 (twice), 8 and 16 GPUs (shares 1/2, 1/4,
+  // 1/4); a domain's fragmentation is sum share * (free mod size). r0: 8 free -> 4, 2 -> 2 (0).
+  // r1: 12 -> 8, 4 -> 2 (-2). r3: 16 -> 12, 0 -> 4 (+4). r1 wins, and in it the policy fills
+  // the partly used node 2.
+  const WorkloadId small = submit(gang("small", 1, 4, {"net", "rack", ""}));
+  world.cycle(2);
+  EXPECT_EQ(nodes_of(small), std::vector<NodeIndex>{2});
+}
+
+TEST_F(TopologyWorld, ARequiredRackGangThatFitsNoRackWaitsAndSaysWhere) {
+  occupy(0, 8);
+  occupy(2, 4);
+  occupy(4, 8);
+  occupy(6, 8);
+  // 32 GPUs free in all, but at most 12 in one rack.
+  const WorkloadId waiting = submit(gang("wide", 2, 8, {"net", "rack", ""}));
+  CycleResult result = world.cycle(1);
+  EXPECT_TRUE(nodes_of(waiting).empty());
+  ASSERT_FALSE(result.pending.empty());
+  const PendingWorkload& pending = result.pending.back();
+  ASSERT_EQ(pending.workload, waiting);
+  EXPECT_EQ(describe(pending.reason, world.tree()).substr(0, 70),
+            "needs 16 GPUs within one rack; the most free in a rack is 12 (rack r1)");
+  // Without topology it would fit on nodes 1 and 3 (or any two with 8 free).
+  CycleOptions off;
+  off.topology.enabled = false;
+  world.cycle(2, off);
+  EXPECT_EQ(nodes_of(waiting).size(), 2u);
+}
+
+TEST_F(TopologyWorld, AConstraintOnAnUndeclaredLevelWaitsAndSaysSo) {
+  const WorkloadId id = submit(gang("lost", 1, 1, {"net", "zone", ""}));
+  CycleResult result = world.cycle(1);
+  EXPECT_TRUE(nodes_of(id).empty());
+  ASSERT_EQ(result.pending.size(), 1u);
+  const std::string text = describe(result.pending[0].reason, world.tree());
+  EXPECT_TRUE(
+      text.starts_with("its topology constraint cannot be met: workload 'lost': topology.required: zone is "
+                       "not a level of topology 'net'"))
+      << text;
+}
+
+TEST_F(TopologyWorld, APreferredRackWidensToOneBlockBeforeTheCluster) {
+  occupy(1, 8);
+  // Three 8-GPU pods fit in no rack (two nodes each); block b0 has three empty nodes (0, 2, 3).
+  const WorkloadId id = submit(gang("three", 3, 8, {"net", "", "rack"}));
+  world.cycle(1);
+  const std::vector<NodeIndex> nodes = nodes_of(id);
+  ASSERT_EQ(nodes.size(), 3u);
+  for (NodeIndex node : nodes) EXPECT_LT(node, 4) << "outside block b0";
+}
+
+TEST_F(TopologyWorld, SubgroupsKeepTheirOwnRackInsideTheGangsBlock) {
+  occupy(0, 4);  // r0 can no longer take a subgroup of two 8-GPU pods
+  WorkloadSpec spec = gang("tp", 4, 8);
+  spec.topology = std::make_shared<const WorkloadTopology>(
+      WorkloadTopology{{"net", "block", ""}, {{"a", 2, {"net", "rack", ""}}, {"b", 2, {"net", "rack", ""}}}});
+  for (int i = 0; i < 4; ++i) spec.pods[static_cast<size_t>(i)].subgroup = i < 2 ? 0 : 1;
+  const WorkloadId id = submit(std::move(spec));
+  world.cycle(1);
+  std::vector<NodeIndex> nodes = nodes_of(id);
+  std::sort(nodes.begin(), nodes.end());
+  // b0 has one free rack (r1) for two subgroups: the gang goes to b1, one subgroup per rack.
+  EXPECT_EQ(nodes, (std::vector<NodeIndex>{4, 5, 6, 7}));
+  EXPECT_TRUE(check_topology(world.cluster(), world.workloads()[id].spec, world.workloads()[id].pods).empty());
+}
+
+TEST_F(TopologyWorld, ReclaimForARequiredRackGangEvictsInTheRackThatNeedsFewestEvictions) {
+  // Queue "other" borrows the whole cluster: r0..r2 hold two 8-GPU jobs each (one per node), r3
+  // holds one 16-GPU job of two pods. A 16-GPU required-rack gang of queue "q" (deserved 16)
+  // reclaims: one eviction in r3 frees a rack, two anywhere else.
+  SchedulerWorld reclaim_world(racked_cluster(), {gpu_queue("q", "", 16), gpu_queue("other", "", 0)});
+  auto add = [&](WorkloadSpec spec, const std::string& queue, double at) {
+    spec.queue = queue;
+    return reclaim_world.workloads().add(std::move(spec), *reclaim_world.tree().find(queue), reclaim_world.cluster(),
+                                         at);
+  };
+  for (int node = 0; node < 6; ++node) {
+    WorkloadSpec spec = gang(fmt::format("o{}", node), 1, 8);
+    spec.pods[0].node_selector["rack"] = fmt::format("r{}", node / 2);
+    add(std::move(spec), "other", 0);
+  }
+  add(gang("pair", 2, 8, {"net", "rack", ""}), "other", 0);
+  reclaim_world.cycle(0);
+  ASSERT_DOUBLE_EQ(reclaim_world.gpus_of("other"), 64);
+  const WorkloadId id = add(gang("needs-rack", 2, 8, {"net", "rack", ""}), "q", 1);
+  CycleResult result = reclaim_world.cycle(100);
+  ASSERT_TRUE(reclaim_world.running(id));
+  ASSERT_EQ(result.evictions.size(), 1u);
+  EXPECT_EQ(reclaim_world.workloads()[result.evictions[0].workload].spec.name, "pair");
+  for (PodId pod : reclaim_world.workloads()[id].pods) EXPECT_GE(reclaim_world.cluster().binding(pod)->node, 6);
+}
+
+Result<ScenarioParts> parse(std::string_view yaml) {
+  return parse_scenario_yaml(
+      yaml, "s.yaml", [](std::string_view) -> Result<std::string> { return Error{"none"}; }, nullptr);
+}
+
+constexpr std::string_view kCluster = R"(cluster:
+  nodes:
+    - {name: n, count: 8, cpu: 64, memory: 256Gi, gpus: 8, gpu_model: H100, gpu_memory: 80Gi}
+topology:
+  - name: net
+    levels: [tessera.dev/block, tessera.dev/rack]
+    nodes_per_domain: [4, 2]
+)";
+
+TEST(TopologyScenario, NodesAreLabelledAndWorkloadsCarryTheirConstraintsAndSubgroups) {
+  const std::string yaml = std::string(kCluster) + R"(workloads:
+  - name: job
+    pods: 4
+    pod: {cpu: 1, memory: 1Gi, gpus: 8}
+    topology: {name: net, required: tessera.dev/block, preferred: tessera.dev/rack}
+    subgroups:
+      - {name: tp, count: 2, pods: 2, topology: {required: tessera.dev/rack}}
+)";
+  auto parts = parse(yaml);
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  const ClusterSpec& cluster = *parts->cluster;
+  ASSERT_EQ(cluster.topologies.size(), 1u);
+  EXPECT_EQ(cluster.nodes[5].labels.at("tessera.dev/block"), "b1");
+  EXPECT_EQ(cluster.nodes[5].labels.at("tessera.dev/rack"), "r2");
+  const WorkloadSpec& job = parts->workloads->at(0);
+  EXPECT_EQ(job.topology_constraint().required_level, "tessera.dev/block");
+  ASSERT_EQ(job.subgroups().size(), 2u);
+  EXPECT_EQ(job.subgroups()[1].name, "tp-1");
+  EXPECT_EQ(job.subgroups()[1].constraint.topology, "net");
+  // Copies of one workload entry share their terms.
+  EXPECT_EQ(parts->workloads->at(0).topology, job.topology);
+  EXPECT_EQ(job.pods[3].subgroup, 1);  // tp-1
+}
+
+TEST(TopologyScenario, BadConstraintsAreRefusedNamingTheField) {
+  auto with = [](std::string_view workload) {
+    return parse(std::string(kCluster) + "workloads:\n  - name: job\n    pods: 4\n    pod: {cpu: 1, gpus: 8}\n" +
+                 std::string(workload));
+  };
+  auto expect_error = [](const Result<ScenarioParts>& result, std::string_view text) {
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.error().message.find(text), std::string::npos) << result.error().message;
+  };
+  expect_error(with("    topology: {name: fabric, required: rack}\n"),
+               "field 'workloads[0].topology.name': 'fabric' is not a topology of the scenario");
+  expect_error(with("    topology: {name: net, required: rack}\n"),
+               "field 'workloads[0].topology.required': 'rack' is not a level of topology 'net'");
+  expect_error(with("    topology: {name: net, required: tessera.dev/rack, preferred: tessera.dev/block}\n"),
+               "'tessera.dev/block' is wider than the required level");
+  expect_error(with("    subgroups: [{name: a, pods: 3, topology: {name: net, required: tessera.dev/rack}}, "
+                    "{name: b, pods: 2}]\n"),
+               "makes the subgroups hold more than the workload's 4 pods");
+  expect_error(parse(std::string(kCluster).replace(std::string(kCluster).find("[4, 2]"), 6, "[4, 3]")),
+               "3 does not divide 4");
+}
+
+TEST(TopologyCost, AGangRunsSlowerTheWiderTheNarrowestDomainThatHoldsIt) {
+  const auto cluster = racked_cluster();
+  const TopologyDomains domains(*cluster);
+  const NodeIndex one_rack[] = {0, 1};
+  const NodeIndex one_block[] = {0, 3};
+  const NodeIndex two_blocks[] = {1, 4};
+  EXPECT_EQ(narrowest_common_level(domains, 0, one_rack), 1);
+  EXPECT_EQ(narrowest_common_level(domains, 0, one_block), 0);
+  EXPECT_EQ(narrowest_common_level(domains, 0, two_blocks), -1);
+  const TopologyCost cost{"net", {1.4, 1.15, 1.0}};
+  EXPECT_DOUBLE_EQ(run_time_factor(cost, -1), 1.4);
+  EXPECT_DOUBLE_EQ(run_time_factor(cost, 0), 1.15);
+  EXPECT_DOUBLE_EQ(run_time_factor(cost, 1), 1.0);
+  EXPECT_DOUBLE_EQ(run_time_factor(TopologyCost{}, -1), 1.0);
+}
+
+TEST(TopologyCost, TheReplayStretchesTheRunOfAGangThatSpansBlocks) {
+  // Two one-node blocks: a two-node gang of 100 s can only span them, and runs 140 s.
+  auto parts = parse(R"(cluster:
+  nodes:
+    - {name: n, count: 2, cpu: 64, memory: 256Gi, gpus: 8, gpu_model: H100, gpu_memory: 80Gi}
+topology:
+  - {name: net, levels: [block, rack], nodes_per_domain: [1, 1], run_time_factors: [1.4, 1.15, 1.0]}
+queues:
+  - {name: q, quota: {gpu: {deserved: 16}}}
+workloads:
+  - {name: job, queue: q, pods: 2, duration: 100, pod: {cpu: 1, gpus: 8}}
+)");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  Scenario scenario;
+  scenario.cluster = parts->cluster;
+  scenario.workloads = *parts->workloads;
+  scenario.queues = *parts->queues;
+  scenario.resources = parts->resources;
+  scenario.topology_cost = parts->topology_cost;
+  auto result = run_cycle_replay(scenario, "tessera", TimelineOptions{});
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_DOUBLE_EQ(result->cycle->jct_seconds.max, 140);
+  EXPECT_EQ(result->cycle->topology.multi_node_gangs, 1);
+  EXPECT_EQ(result->cycle->topology.within, (std::vector<int64_t>{0, 0}));
+}
+
+TEST(TopologyScenario, TheShippedScenarioKeepsEveryRequiredGangInOneRack) {
+  ScenarioRequest request;
+  request.cluster = std::string(TESSERA_SOURCE_DIR) + "/scenarios/racks-and-blocks.yaml";
+  auto scenario = load_scenario(request);
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  TimelineOptions options;
+  options.check_invariants = true;  // includes check_topology after every cycle
+  auto result = run_cycle_replay(*scenario, "tessera", options);
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  const TopologySummary& topology = result->cycle->topology;
+  EXPECT_EQ(topology.required_started, topology.required_gangs);
+  EXPECT_GT(topology.required_gangs, 0);
+  // At least every required gang ran within one rack.
+  EXPECT_GE(topology.within.back(), topology.required_gangs);
+}
+
+TEST(TopologySynthetic, TheBenchmarkWorldGetsLevelsAndConstrainedGangsFromTheSameDraws) {
+  SyntheticSpec plain{.nodes = 600, .pending_pods = 2000, .running_pods = 1000, .queues = 20, .seed = 3};
+  SyntheticSpec racked = plain;
+  racked.topology_levels = 4;
+  const SyntheticWorld without = make_synthetic_world(plain);
+  const SyntheticWorld with = make_synthetic_world(racked);
+  ASSERT_EQ(with.cluster->topologies.size(), 1u);
+  EXPECT_EQ(with.cluster->topologies[0].levels.size(), 4u);
+  EXPECT_EQ(with.cluster->nodes[300].labels.at("tessera.dev/block"), "1");
+  EXPECT_EQ(with.cluster->nodes[300].labels.at("tessera.dev/rack"), "18");
+  ASSERT_EQ(with.workloads.size(), without.workloads.size());
+  int constrained = 0;
+  for (size_t i = 0; i < with.workloads.size(); ++i) {
+    EXPECT_EQ(with.workloads[i].spec.pods.size(), without.workloads[i].spec.pods.size());
+    const bool gang = with.workloads[i].spec.min_member > 1;
+    EXPECT_EQ(with.workloads[i].spec.topology_constraint().required_level, gang ? "tessera.dev/block" : "");
+    constrained += gang;
+  }
+  EXPECT_GT(constrained, 0);
+}
+
+}  // namespace
+}  // namespace tessera
