@@ -205,6 +205,8 @@ struct LimitSummary {
   double idle_gpu_hours = 0;          // of which while the work's GPUs were idle (under its idle threshold)
   Quantiles train_wait_seconds;       // arrival -> first start, over started train workloads
   std::vector<std::string> examples;  // the first few verdicts, with their time
+};
+
 // Where gangs ran in the scenario's measured topology (docs/topology.md).
 struct TopologySummary {
   std::vector<std::string> levels;  // of the topology measured, widest first; empty: none
