@@ -12,9 +12,12 @@ GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const
     const ChargeOutcome outcome = ledger.charge(entry, bytes, now);
     if (outcome.stale_entry) return GateResult::kStaleEntry;
     switch (outcome.decision.verdict) {
-      case ChargeVerdict::kGrant: return GateResult::kGranted;
-      case ChargeVerdict::kOverLimit: return GateResult::kOverLimit;
-      case ChargeVerdict::kCollision: break;
+      case ChargeVerdict::kGrant:
+        return GateResult::kGranted;
+      case ChargeVerdict::kOverLimit:
+        return GateResult::kOverLimit;
+      case ChargeVerdict::kCollision:
+        break;
     }
     const std::int64_t left = start + options.wait_timeout_ns - now;
     if (left <= 0) {

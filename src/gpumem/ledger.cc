@@ -78,18 +78,25 @@ std::int64_t monotonic_ns() {
 
 const char* resolver_name(Resolver resolver) {
   switch (resolver) {
-    case Resolver::kPriority: return "priority";
-    case Resolver::kSwap: return "swap";
-    case Resolver::kWait: break;
+    case Resolver::kPriority:
+      return "priority";
+    case Resolver::kSwap:
+      return "swap";
+    case Resolver::kWait:
+      break;
   }
   return "wait";
 }
 
 bool parse_resolver(const std::string& text, Resolver* resolver) {
-  if (text == "wait") *resolver = Resolver::kWait;
-  else if (text == "priority") *resolver = Resolver::kPriority;
-  else if (text == "swap") *resolver = Resolver::kSwap;
-  else return false;
+  if (text == "wait")
+    *resolver = Resolver::kWait;
+  else if (text == "priority")
+    *resolver = Resolver::kPriority;
+  else if (text == "swap")
+    *resolver = Resolver::kSwap;
+  else
+    return false;
   return true;
 }
 
@@ -109,11 +116,11 @@ std::unique_ptr<Ledger> Ledger::open(const std::string& path, std::string* error
     *error = "ledger " + path + ": cannot open: " + std::strerror(errno);
     return nullptr;
   }
-  fchmod(fd, 0666);  // processes of every container on the node, whatever their user, charge it
+  fchmod(fd, 0666);    // processes of every container on the node, whatever their user, charge it
   flock(fd, LOCK_EX);  // one creator initialises; the others wait for it
   struct stat info;
-  if (fstat(fd, &info) != 0 || (static_cast<std::size_t>(info.st_size) < sizeof(LedgerLayout) &&
-                                ftruncate(fd, sizeof(LedgerLayout)) != 0)) {
+  if (fstat(fd, &info) != 0 ||
+      (static_cast<std::size_t>(info.st_size) < sizeof(LedgerLayout) && ftruncate(fd, sizeof(LedgerLayout)) != 0)) {
     *error = "ledger " + path + ": cannot size it to " + std::to_string(sizeof(LedgerLayout)) +
              " bytes: " + std::strerror(errno);
     flock(fd, LOCK_UN);
@@ -229,7 +236,7 @@ int Ledger::register_process(const std::string& uid, int pid) {
   for (int slot = 0; slot < kMaxProcesses; ++slot) {
     ProcessRecord& process = layout_->processes[slot];
     if (process.state != kSlotFree) continue;
-    struct flock hold{};
+    struct flock hold {};
     hold.l_type = F_WRLCK;
     hold.l_whence = SEEK_SET;
     hold.l_start = kProcessLockOffset + slot;
@@ -376,7 +383,7 @@ std::atomic<std::uint32_t>* Ledger::end_request_word() {
 }
 
 bool Ledger::process_alive(int slot) const {
-  struct flock probe{};
+  struct flock probe {};
   probe.l_type = F_WRLCK;
   probe.l_whence = SEEK_SET;
   probe.l_start = kProcessLockOffset + slot;

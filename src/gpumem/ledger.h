@@ -35,7 +35,7 @@ struct EntryHandle {
 
 struct ChargeOutcome {
   ChargeDecision decision;
-  bool stale_entry = false;  // the entry was removed or reused since the handle was taken
+  bool stale_entry = false;       // the entry was removed or reused since the handle was taken
   std::uint32_t release_seq = 0;  // the device's release sequence when the decision was made
 };
 
@@ -100,8 +100,8 @@ class Ledger {
   void release_locked(int slot, int process, int device, std::uint64_t bytes, std::int64_t now_ns);
 
   std::string path_;
-  int fd_ = -1;        // mapping and liveness queries
-  int lock_fd_ = -1;   // holds this process's liveness lock (a separate open file description)
+  int fd_ = -1;       // mapping and liveness queries
+  int lock_fd_ = -1;  // holds this process's liveness lock (a separate open file description)
   int process_slot_ = -1;
   LedgerLayout* layout_ = nullptr;
 };

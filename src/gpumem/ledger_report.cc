@@ -20,10 +20,11 @@ std::string ledger_report(Ledger& ledger) {
   const std::int64_t now = monotonic_ns();
   for (int device = 0; device < kMaxDevices; ++device) {
     DeviceRecord& record = layout.devices[device];
-    LedgerLock lock(record.lock, [](LedgerLayout&, int) {}, layout, device);
+    LedgerLock lock(
+        record.lock, [](LedgerLayout&, int) {}, layout, device);
     if (record.capacity == 0 && record.used == 0 && record.committed == 0) continue;
-    append(text, "device=%d capacity=%" PRIu64 " used=%" PRIu64 " committed=%" PRIu64 " peak_used=%" PRIu64 "\n", device,
-           record.capacity, record.used, record.committed, record.peak_used);
+    append(text, "device=%d capacity=%" PRIu64 " used=%" PRIu64 " committed=%" PRIu64 " peak_used=%" PRIu64 "\n",
+           device, record.capacity, record.used, record.committed, record.peak_used);
     for (const EntryRecord& entry : layout.entries) {
       if (entry.state != kSlotLive || entry.device != device) continue;
       append(text,

@@ -71,8 +71,8 @@ TEST(ChooseVictims, SparesAnEarlierChoiceThatALaterOneMadeUnnecessary) {
 }
 
 TEST(ChooseVictims, IdlePodsOfAnyPriorityMayEndAndGoBeforeBusyOnesOfTheirPriority) {
-  const std::vector<VictimCandidate> candidates = {{0, 500, true, 2 * kGiB}, {1, 500, false, 2 * kGiB},
-                                                   {2, 5, false, 2 * kGiB}, {3, 5, true, 2 * kGiB}};
+  const std::vector<VictimCandidate> candidates = {
+      {0, 500, true, 2 * kGiB}, {1, 500, false, 2 * kGiB}, {2, 5, false, 2 * kGiB}, {3, 5, true, 2 * kGiB}};
   EXPECT_EQ(choose_victims(candidates, 100, 2 * kGiB), (std::vector<int>{3}));
   EXPECT_EQ(choose_victims(candidates, 100, 6 * kGiB), (std::vector<int>{3, 2, 0}));
 }

@@ -56,7 +56,7 @@ struct FakeState {
 
 // A byte-range lock on the shared file at `slot`'s byte: held by the live process of that slot.
 bool lock_slot(int fd, int slot, short type, int command) {
-  struct flock range{};
+  struct flock range {};
   range.l_type = type;
   range.l_whence = SEEK_SET;
   range.l_start = kFakeProcessLockOffset + slot;
@@ -101,8 +101,9 @@ class FakeDriver {
     record.allocations.fetch_add(1);
     // Pages are backed only when touched: a test may "allocate" gigabytes it never writes.
     const bool mapped = bytes > kLargestHeapAllocation;
-    void* memory = mapped ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-                          : std::malloc(bytes);
+    void* memory =
+        mapped ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+               : std::malloc(bytes);
     if (memory == MAP_FAILED || memory == nullptr) {
       record.used.fetch_sub(bytes);
       state_->processes[slot_].used[device].fetch_sub(bytes);
@@ -393,17 +394,37 @@ FAKE_EXPORT void tesseraFakeCudaStats(int device, std::uint64_t* peak, std::uint
 namespace {
 
 void* fake_lookup(const char* symbol, int cuda_version, cuuint64_t flags) {
-#define FAKE_ENTRY(name) {#name, reinterpret_cast<void*>(&name)}
+#define FAKE_ENTRY(name) \
+  { #name, reinterpret_cast < void*>(&name) }
   static const FakeEntry entries[] = {
-      FAKE_ENTRY(cuInit), FAKE_ENTRY(cuDriverGetVersion), FAKE_ENTRY(cuDeviceGetCount), FAKE_ENTRY(cuDeviceGet),
-      FAKE_ENTRY(cuDeviceTotalMem_v2), FAKE_ENTRY(cuDevicePrimaryCtxRetain), FAKE_ENTRY(cuCtxSetCurrent),
-      FAKE_ENTRY(cuCtxGetDevice), FAKE_ENTRY(cuCtxSynchronize), FAKE_ENTRY(cuMemAlloc_v2),
-      FAKE_ENTRY(cuMemAllocManaged), FAKE_ENTRY(cuMemAllocAsync), FAKE_ENTRY(cuMemAllocAsync_ptsz),
-      FAKE_ENTRY(cuMemAllocFromPoolAsync), FAKE_ENTRY(cuMemAllocFromPoolAsync_ptsz), FAKE_ENTRY(cuMemAllocPitch_v2),
-      FAKE_ENTRY(cuMemFree_v2), FAKE_ENTRY(cuMemFreeAsync), FAKE_ENTRY(cuMemFreeAsync_ptsz),
-      FAKE_ENTRY(cuMemGetInfo_v2), FAKE_ENTRY(cuMemcpyHtoD_v2), FAKE_ENTRY(cuMemcpyDtoH_v2),
-      FAKE_ENTRY(cuMemsetD8_v2), FAKE_ENTRY(cuMemGetAllocationGranularity), FAKE_ENTRY(cuMemCreate),
-      FAKE_ENTRY(cuMemRelease), FAKE_ENTRY(cuGetProcAddress), FAKE_ENTRY(cuGetProcAddress_v2),
+      FAKE_ENTRY(cuInit),
+      FAKE_ENTRY(cuDriverGetVersion),
+      FAKE_ENTRY(cuDeviceGetCount),
+      FAKE_ENTRY(cuDeviceGet),
+      FAKE_ENTRY(cuDeviceTotalMem_v2),
+      FAKE_ENTRY(cuDevicePrimaryCtxRetain),
+      FAKE_ENTRY(cuCtxSetCurrent),
+      FAKE_ENTRY(cuCtxGetDevice),
+      FAKE_ENTRY(cuCtxSynchronize),
+      FAKE_ENTRY(cuMemAlloc_v2),
+      FAKE_ENTRY(cuMemAllocManaged),
+      FAKE_ENTRY(cuMemAllocAsync),
+      FAKE_ENTRY(cuMemAllocAsync_ptsz),
+      FAKE_ENTRY(cuMemAllocFromPoolAsync),
+      FAKE_ENTRY(cuMemAllocFromPoolAsync_ptsz),
+      FAKE_ENTRY(cuMemAllocPitch_v2),
+      FAKE_ENTRY(cuMemFree_v2),
+      FAKE_ENTRY(cuMemFreeAsync),
+      FAKE_ENTRY(cuMemFreeAsync_ptsz),
+      FAKE_ENTRY(cuMemGetInfo_v2),
+      FAKE_ENTRY(cuMemcpyHtoD_v2),
+      FAKE_ENTRY(cuMemcpyDtoH_v2),
+      FAKE_ENTRY(cuMemsetD8_v2),
+      FAKE_ENTRY(cuMemGetAllocationGranularity),
+      FAKE_ENTRY(cuMemCreate),
+      FAKE_ENTRY(cuMemRelease),
+      FAKE_ENTRY(cuGetProcAddress),
+      FAKE_ENTRY(cuGetProcAddress_v2),
   };
 #undef FAKE_ENTRY
   if (symbol == nullptr) return nullptr;

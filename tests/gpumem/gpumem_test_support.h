@@ -29,8 +29,8 @@ inline constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 using Environment = std::map<std::string, std::string>;
 
 struct Finished {
-  int exit_code = -1;    // -1 when ended by a signal
-  int signal = 0;        // the signal that ended it, 0 if none
+  int exit_code = -1;                         // -1 when ended by a signal
+  int signal = 0;                             // the signal that ended it, 0 if none
   std::map<std::string, std::string> values;  // its key=value lines
   std::string value(const std::string& key) const {
     auto found = values.find(key);

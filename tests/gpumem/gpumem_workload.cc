@@ -111,9 +111,10 @@ int limit(std::uint64_t chunk) {
   for (CUdeviceptr pointer : held) cuda.mem_free(pointer);
   std::size_t free_after = 0, total_after = 0;
   cuda.mem_get_info(&free_after, &total_after);
-  std::printf("granted_bytes=%llu\nrefusal=%d\nreported_total=%zu\nreported_free_before=%zu\nreported_free_full=%zu\n"
-              "reported_free_after=%zu\n",
-              static_cast<unsigned long long>(held.size() * chunk), refusal, total, free_before, free_full, free_after);
+  std::printf(
+      "granted_bytes=%llu\nrefusal=%d\nreported_total=%zu\nreported_free_before=%zu\nreported_free_full=%zu\n"
+      "reported_free_after=%zu\n",
+      static_cast<unsigned long long>(held.size() * chunk), refusal, total, free_before, free_full, free_after);
   return 0;
 }
 
@@ -274,10 +275,12 @@ int burst(int processes, std::uint64_t iterations, std::uint64_t max_bytes, std:
     waitpid(child, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
   }
-  std::printf("burst_processes=%d\nburst_threads=%d\nburst_grants=%llu\nburst_refusals=%llu\nburst_corrupt=%llu\nburst_errors=%llu\n"
-              "burst_failed_processes=%d\n",
-              processes, threads, static_cast<unsigned long long>(sum.grants), static_cast<unsigned long long>(sum.refusals),
-              static_cast<unsigned long long>(sum.corrupt), static_cast<unsigned long long>(sum.errors), failed);
+  std::printf(
+      "burst_processes=%d\nburst_threads=%d\nburst_grants=%llu\nburst_refusals=%llu\nburst_corrupt=%llu\nburst_errors=%"
+      "llu\n"
+      "burst_failed_processes=%d\n",
+      processes, threads, static_cast<unsigned long long>(sum.grants), static_cast<unsigned long long>(sum.refusals),
+      static_cast<unsigned long long>(sum.corrupt), static_cast<unsigned long long>(sum.errors), failed);
   return sum.corrupt == 0 && sum.errors == 0 && failed == 0 ? 0 : 1;
 }
 
@@ -321,16 +324,20 @@ int wait_latency(int rounds, std::uint64_t bytes) {
     read_all(to_holder[0], &granted, sizeof(granted));
     char done = 0;
     read_all(to_holder[0], &done, 1);
-    if (granted < 0) ++refused;
-    else if (granted < freed) ++early;
-    else latencies.push_back(granted - freed);
+    if (granted < 0)
+      ++refused;
+    else if (granted < freed)
+      ++early;
+    else
+      latencies.push_back(granted - freed);
   }
   int status = 0;
   waitpid(waiter, &status, 0);
-  std::printf("wait_rounds=%d\nwait_granted=%zu\nwait_refused=%d\nwait_granted_before_free=%d\n"
-              "wait_latency_us_median=%.1f\nwait_latency_us_p90=%.1f\n",
-              rounds, latencies.size(), refused, early, percentile(latencies, 0.5) / 1000.0,
-              percentile(latencies, 0.9) / 1000.0);
+  std::printf(
+      "wait_rounds=%d\nwait_granted=%zu\nwait_refused=%d\nwait_granted_before_free=%d\n"
+      "wait_latency_us_median=%.1f\nwait_latency_us_p90=%.1f\n",
+      rounds, latencies.size(), refused, early, percentile(latencies, 0.5) / 1000.0,
+      percentile(latencies, 0.9) / 1000.0);
   return refused == 0 && early == 0 ? 0 : 1;
 }
 

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "gpumem/allocation_gate.h"
-
 #include "gpumem_test_support.h"
 
 namespace tessera::gpumem {
@@ -159,8 +158,9 @@ TEST_F(LedgerTest, AProcessThatEndsHoldingMemoryIsReclaimedByAnyOther) {
     std::string error;
     auto ledger = Ledger::open(path_, &error);
     const int slot = ledger ? ledger->register_process("crashing", getpid()) : -1;
-    const bool charged = slot >= 0 && ledger->charge(ledger->find_entry("crashing", 0), 3 * kGiB, monotonic_ns())
-                                              .decision.verdict == ChargeVerdict::kGrant;
+    const bool charged =
+        slot >= 0 && ledger->charge(ledger->find_entry("crashing", 0), 3 * kGiB, monotonic_ns()).decision.verdict ==
+                         ChargeVerdict::kGrant;
     const char report[2] = {static_cast<char>(charged ? 'y' : 'n'), static_cast<char>(slot)};
     if (write(ready[1], report, 2) != 2) _exit(2);
     char go;
@@ -210,7 +210,8 @@ TEST_F(LedgerTest, AWaitingAllocationIsGrantedByTheReleaseThatMakesRoom) {
   options.poll_ns = std::int64_t{3600} * 1000000000;
   GateResult result = GateResult::kTimedOut;
   std::thread waiting([&] { result = acquire(*waiter, wanted, 5 * kGiB, options); });
-  while (__atomic_load_n(&waiter->layout().entries[wanted.slot].waits, __ATOMIC_SEQ_CST) == 0) std::this_thread::yield();
+  while (__atomic_load_n(&waiter->layout().entries[wanted.slot].waits, __ATOMIC_SEQ_CST) == 0)
+    std::this_thread::yield();
   holder->release(held, 8 * kGiB, monotonic_ns());
   waiting.join();
   EXPECT_EQ(result, GateResult::kGranted);

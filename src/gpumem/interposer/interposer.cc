@@ -61,7 +61,8 @@ EntryHandle Interposer::entry_for(int ordinal) {
     spec.request = settings_.request;
     spec.limit = *settings_.limit;
     entry = ledger_->put_entry(spec);
-    if (!entry.valid()) std::fprintf(stderr, "tessera-gpumem: the ledger's entry table is full; device %d is not governed\n", device);
+    if (!entry.valid())
+      std::fprintf(stderr, "tessera-gpumem: the ledger's entry table is full; device %d is not governed\n", device);
   }
   entries_[device] = entry;
   entry_known_[device].store(true, std::memory_order_release);
