@@ -47,6 +47,9 @@ struct EntryRecord {
   std::uint64_t wait_ooms;   // allocations refused after waiting their whole timeout
   std::uint64_t limit_ooms;  // allocations refused for passing the limit
   std::uint64_t evictions;   // times this pod's processes were ended for another pod
+  std::uint64_t in_host;     // swap resolver: bytes of allocations placed in host memory on collision
+  std::uint64_t swap_outs;   // allocations placed in host memory
+  std::uint64_t swap_ins;    // allocations moved back to the device
 };
 
 struct DeviceRecord {
@@ -69,6 +72,7 @@ struct ProcessRecord {
   std::uint32_t reserved;
   std::int32_t entry_of[kMaxDevices];  // entry slot charged per device, -1: none
   std::uint64_t used[kMaxDevices];     // bytes it holds per device (under that device's lock)
+  std::uint64_t in_host[kMaxDevices];  // bytes its swap allocations for that device hold in host memory
 };
 
 inline constexpr std::uint32_t kSlotFree = 0;

@@ -71,8 +71,10 @@ class FakeGpuNode {
   }
 
   Running start(const Environment& extra, const std::vector<std::string>& arguments) const {
+    // Close-on-exec: a program started later must not hold this one's input open (it would never
+    // see the end of it).
     int input[2], output[2];
-    if (pipe(input) != 0 || pipe(output) != 0) return {};
+    if (pipe2(input, O_CLOEXEC) != 0 || pipe2(output, O_CLOEXEC) != 0) return {};
     Environment environment = base_;
     for (const auto& [key, value] : extra) environment[key] = value;
     const pid_t pid = fork();

@@ -160,10 +160,48 @@ TEST(Interposer, MemoryAProcessDiedHoldingComesBackToTheOthers) {
   EXPECT_EQ(device0(*ledger).used, 0u);
 }
 
+TEST(Interposer, TheSwapResolverPlacesACollidingAllocationInHostMemoryAndMovesItBackWhenRoomFrees) {
+  FakeGpuNode node(kGiB);
+  Running holder = node.start(pod("holder", kGiB), {"hold", std::to_string(800 * kMiB)});
+  ASSERT_EQ(FakeGpuNode::read_until(holder, "held="), "held=1\n");
+  Running swapper = node.start(with(pod("swapper", kGiB), {{"TESSERA_GPU_MEMORY_RESOLVER", "swap"}}),
+                               {"swap-hold", std::to_string(600 * kMiB)});
+  ASSERT_EQ(FakeGpuNode::read_until(swapper, "held="), "held=1\n");  // at once: no wait
+  auto ledger = node.ledger();
+  const EntryRecord* swapping = entry_of(*ledger, "swapper");
+  EXPECT_EQ(swapping->in_host, 600 * kMiB);
+  EXPECT_EQ(swapping->used, 0u);
+  EXPECT_EQ(swapping->swap_outs, 1u);
+  EXPECT_EQ(device0(*ledger).used, 800 * kMiB);
+  EXPECT_EQ(node.run({}, {"fake-stats"}).number("fake_used"), 800 * kMiB);  // nothing of it on the device
+
+  ASSERT_EQ(write(swapper.input, "check\n", 6), 6);  // still no room: it stays in host memory
+  EXPECT_EQ(FakeGpuNode::read_until(swapper, "intact="), "intact=1\n");
+  EXPECT_EQ(swapping->in_host, 600 * kMiB);
+
+  EXPECT_EQ(FakeGpuNode::finish(holder).exit_code, 0);
+  ASSERT_EQ(write(swapper.input, "check\n", 6), 6);  // room now: back on the device, contents intact
+  EXPECT_EQ(FakeGpuNode::read_until(swapper, "intact="), "intact=1\n");
+  EXPECT_EQ(swapping->in_host, 0u);
+  EXPECT_EQ(swapping->used, 600 * kMiB);
+  EXPECT_EQ(swapping->swap_ins, 1u);
+  EXPECT_EQ(node.run({}, {"fake-stats"}).number("fake_used"), 600 * kMiB);
+  EXPECT_LE(node.run({}, {"fake-stats"}).number("fake_peak_used"), node.capacity());
+  EXPECT_EQ(FakeGpuNode::finish(swapper).exit_code, 0);
+  EXPECT_EQ(device0(*ledger).used, 0u);
+  EXPECT_EQ(swapping->in_host, 0u);
+}
+
 TEST(Interposer, AForkedChildDoesNotKeepItsParentsChargeAlive) {
   FakeGpuNode node(kGiB);
   Running parent = node.start(pod("forking", kGiB), {"hold", std::to_string(800 * kMiB), "die-leaving-child"});
-  ASSERT_EQ(FakeGpuNode::read_until(parent, "held="), "held=1\n");
+  bool held = false, child = false;  // in either order
+  for (int line = 0; line < 2; ++line) {
+    const std::string text = FakeGpuNode::read_until(parent, "");
+    held = held || text == "held=1\n";
+    child = child || text == "child=1\n";
+  }
+  ASSERT_TRUE(held && child);
   int status = 0;
   waitpid(parent.pid, &status, 0);  // the parent has ended; its child lives until its input closes
   auto ledger = node.ledger();

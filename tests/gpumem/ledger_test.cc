@@ -229,6 +229,27 @@ TEST_F(LedgerTest, AWaitThatNoReleaseEndsIsRefusedAfterItsTimeout) {
   EXPECT_EQ(waiter->layout().devices[0].used, 8 * kGiB);
 }
 
+TEST_F(LedgerTest, ASwapPodsHostMemoryCountsAgainstItsLimitAndMovesToTheDeviceOnlyWithRoom) {
+  FullDevice full = fill_device();  // 8 of 10 GiB used by the holder
+  auto& [holder, waiter, held, wanted] = full;
+  ASSERT_TRUE(waiter->charge_host(wanted, 5 * kGiB, monotonic_ns()));
+  EXPECT_FALSE(waiter->charge_host(wanted, 4 * kGiB, monotonic_ns()));  // 9 GiB past its 8 GiB limit
+  EXPECT_EQ(verdict(*waiter, wanted, 4 * kGiB), ChargeVerdict::kOverLimit);
+  EXPECT_EQ(waiter->move_to_device(wanted, 5 * kGiB, monotonic_ns()).decision.verdict, ChargeVerdict::kCollision);
+  holder->release(held, 4 * kGiB, monotonic_ns());
+  EXPECT_EQ(waiter->move_to_device(wanted, 5 * kGiB, monotonic_ns()).decision.verdict, ChargeVerdict::kGrant);
+  const EntryRecord& entry = waiter->layout().entries[wanted.slot];
+  EXPECT_EQ(entry.in_host, 0u);
+  EXPECT_EQ(entry.used, 5 * kGiB);
+  EXPECT_EQ(waiter->layout().devices[0].used, 9 * kGiB);
+  EXPECT_EQ(waiter->layout().devices[0].committed, 9 * kGiB);
+  ASSERT_TRUE(waiter->charge_host(wanted, 3 * kGiB, monotonic_ns()));
+  waiter.reset();  // ends: what it held on the device and in host memory both come back
+  EXPECT_EQ(holder->reclaim_dead_processes(), 8 * kGiB);
+  EXPECT_EQ(holder->layout().entries[wanted.slot].in_host, 0u);
+  EXPECT_EQ(holder->layout().devices[0].used, 4 * kGiB);
+}
+
 TEST_F(LedgerTest, ThePriorityResolverMarksExactlyTheLowerPriorityPodsThatFreeEnough) {
   auto low = open_as_process("low");
   auto high = open_as_process("high");

@@ -50,7 +50,11 @@ std::string ledger_metrics(Ledger& ledger, const AgentCounters& counters) {
        "Allocations refused after waiting their whole timeout.", ""},
       {"tessera_gpu_memory_pod_limit_refusals_total", "counter", "Allocations refused for passing the limit.", ""},
       {"tessera_gpu_memory_pod_evictions_total", "counter",
-       "Times the pod's processes were ended for a pod of higher priority.", ""}};
+       "Times the pod's processes were ended for a pod of higher priority.", ""},
+      {"tessera_gpu_memory_pod_host_bytes", "gauge",
+       "Swap resolver: memory of the pod's allocations placed in host memory.", ""},
+      {"tessera_gpu_memory_pod_swap_outs_total", "counter", "Swap resolver: allocations placed in host memory.", ""},
+      {"tessera_gpu_memory_pod_swap_ins_total", "counter", "Swap resolver: allocations moved back to the device.", ""}};
   LedgerLayout& layout = ledger.layout();
   int processes = 0;
   for (int device = 0; device < kMaxDevices; ++device) {
@@ -67,8 +71,9 @@ std::string ledger_metrics(Ledger& ledger, const AgentCounters& counters) {
       if (entry.state != kSlotLive || entry.device != device) continue;
       const std::string labels =
           "pod=\"" + escaped(entry.name) + "\",uid=\"" + escaped(entry.uid) + "\"," + device_label;
-      const std::uint64_t values[] = {entry.used,  entry.request,   entry.limit,      entry.peak_used, entry.grants,
-                                      entry.waits, entry.wait_ooms, entry.limit_ooms, entry.evictions};
+      const std::uint64_t values[] = {entry.used,      entry.request, entry.limit,     entry.peak_used,
+                                      entry.grants,    entry.waits,   entry.wait_ooms, entry.limit_ooms,
+                                      entry.evictions, entry.in_host, entry.swap_outs, entry.swap_ins};
       for (std::size_t i = 0; i < pod_families.size(); ++i) sample(pod_families[i], labels, values[i]);
     }
   }
