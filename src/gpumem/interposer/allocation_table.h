@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
