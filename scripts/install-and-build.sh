@@ -3,9 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# prometheus: the real Prometheus the idle-GPU end-to-end test scrapes GPU metrics with.
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libyaml-cpp-dev libfmt-dev libcli11-dev libcsv-dev
           libcpp-httplib-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
-          python3 python3-kubernetes)
+          python3 python3-kubernetes prometheus)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -56,13 +56,34 @@ const VictimDecision kVictim{"ml/borrower", "ml", "borrower", Action::kReclaim, 
 
 TEST_F(ApiActionsTest, TheGpuAnnotationsTravelInTheBindingItself) {
   kube::ApiClient api = client();
-  const PodBindingDecision binding{"ml/train-0", "ml", "train-0", {"node-3", {2, 3}, 1000}, false, 0};
+  const PodBindingDecision binding{"ml/train-0", "ml", "train-0", {"node-3", {2, 3}, 1000}, false, {}};
   const CallResult result = bind_pod(api, binding);
   EXPECT_EQ(result.outcome, CallOutcome::kDone) << result.message;
   ASSERT_EQ(seen.size(), 1u);  // one write: no separate annotation patch that could land alone
   EXPECT_EQ(seen[0].path, "/api/v1/namespaces/ml/pods/train-0/binding");
   EXPECT_EQ(seen[0].body["target"]["name"], "node-3");
   EXPECT_EQ(seen[0].body["metadata"]["annotations"]["scheduling.tessera.dev/gpu-index"], "2,3");
+}
+
+TEST(GpuAnnotations, AGpuMemoryPodTellsTheNodeAgentItsRequestLimitAndResolver) {
+  const PodBindingDecision binding{"ml/infer",           "ml", "infer",
+                                   {"node-1", {3}, 250}, true, {20 * kGiB, 40 * kGiB, "priority"}};
+  const json annotations = gpu_annotations(binding);
+  EXPECT_EQ(annotations["scheduling.tessera.dev/gpu-index"], "3");
+  EXPECT_EQ(annotations["scheduling.tessera.dev/gpu-portion"], "250");
+  EXPECT_EQ(annotations["scheduling.tessera.dev/gpu-memory-request-bytes"], "21474836480");
+  EXPECT_EQ(annotations["scheduling.tessera.dev/gpu-memory-limit-bytes"], "42949672960");
+  EXPECT_EQ(annotations["scheduling.tessera.dev/gpu-env"],
+            "NVIDIA_VISIBLE_DEVICES=3\nTESSERA_GPU_PORTION=0.25\nTESSERA_GPU_MEMORY_REQUEST=21474836480\n"
+            "TESSERA_GPU_MEMORY_LIMIT=42949672960\nTESSERA_GPU_MEMORY_RESOLVER=priority\n");
+}
+
+TEST(GpuAnnotations, APortionPodCarriesNoMemoryTerms) {
+  const PodBindingDecision binding{"ml/nb", "ml", "nb", {"node-1", {0}, 500}, true, {}};
+  const json annotations = gpu_annotations(binding);
+  EXPECT_FALSE(annotations.contains("scheduling.tessera.dev/gpu-memory-request-bytes"));
+  EXPECT_FALSE(annotations.contains("scheduling.tessera.dev/gpu-memory-limit-bytes"));
+  EXPECT_EQ(annotations["scheduling.tessera.dev/gpu-env"], "NVIDIA_VISIBLE_DEVICES=0\nTESSERA_GPU_PORTION=0.5\n");
 }
 
 TEST_F(ApiActionsTest, OnlyADisruptionBudgetRefusalIsARefusal) {

@@ -42,6 +42,9 @@ json gpu_node(const std::string& name, int gpus, const std::string& model = "A10
 struct PodOptions {
   int gpus = 1;
   std::string fraction = "";
+  std::string gpu_memory = "";  // with its limit and resolver, when set
+  std::string gpu_memory_limit = "";
+  std::string gpu_memory_resolver = "";
   std::string pod_group = "";
   std::string queue = "team-a";
   std::string node = "";
@@ -57,7 +60,7 @@ struct PodOptions {
 json pod(const std::string& ns, const std::string& name, const PodOptions& options) {
   json container = {
       {"name", "main"}, {"image", "busybox"}, {"resources", {{"requests", {{"cpu", "1"}, {"memory", "1Gi"}}}}}};
-  if (options.gpus > 0 && options.fraction.empty()) {
+  if (options.gpus > 0 && options.fraction.empty() && options.gpu_memory.empty()) {
     container["resources"]["limits"] = {{"nvidia.com/gpu", std::to_string(options.gpus)}};
   }
   json labels = json::object();
@@ -65,6 +68,11 @@ json pod(const std::string& ns, const std::string& name, const PodOptions& optio
   if (!options.pod_group.empty()) labels["scheduling.tessera.dev/pod-group"] = options.pod_group;
   json annotations = json::object();
   if (!options.fraction.empty()) annotations["scheduling.tessera.dev/gpu-fraction"] = options.fraction;
+  for (const auto& [key, value] : {std::pair{"gpu-memory", options.gpu_memory},
+                                   {"gpu-memory-limit", options.gpu_memory_limit},
+                                   {"gpu-memory-resolver", options.gpu_memory_resolver}}) {
+    if (!value.empty()) annotations[fmt::format("scheduling.tessera.dev/{}", key)] = value;
+  }
   if (!options.gpu_index.empty()) annotations["scheduling.tessera.dev/gpu-index"] = options.gpu_index;
   if (!options.workload_type.empty()) annotations["scheduling.tessera.dev/workload-type"] = options.workload_type;
   json result = {{"apiVersion", "v1"},
@@ -148,10 +156,11 @@ class World {
     return *this;
   }
   SchedulerMemory& memory() { return memory_; }
+  GpuMemoryOvercommit& overcommit() { return overcommit_; }
 
   // Builds the snapshot, runs one cycle, and returns the decisions.
   Decisions cycle() {
-    auto built = build_snapshot(observed_, memory_, kNow);
+    auto built = build_snapshot(observed_, memory_, kNow, overcommit_);
     EXPECT_TRUE(built.ok()) << (built.ok() ? "" : built.error().message);
     snapshot_ = std::make_unique<Snapshot>(std::move(*built));
     std::vector<std::optional<Binding>> before;
@@ -172,6 +181,7 @@ class World {
  private:
   ObservedObjects observed_;
   SchedulerMemory memory_;
+  GpuMemoryOvercommit overcommit_;
   std::unique_ptr<Snapshot> snapshot_;
   CycleResult result_;
 };
@@ -364,6 +374,47 @@ TEST(AdapterDecisions, FractionalPodGetsDeviceAndEnvironment) {
   const std::string env = annotations["scheduling.tessera.dev/gpu-env"];
   EXPECT_NE(env.find(fmt::format("NVIDIA_VISIBLE_DEVICES={}\n", binding.placement.devices.front())), std::string::npos);
   EXPECT_NE(env.find("TESSERA_GPU_PORTION=0.5\n"), std::string::npos) << env;
+}
+
+// One 80 GiB device in the pool "inference"; three pods of 20 GiB requests and 40 GiB limits.
+World inference_world() {
+  World world;
+  json node = gpu_node("node-0", 1);
+  node["metadata"]["labels"]["scheduling.tessera.dev/node-pool"] = "inference";
+  world.add_node(node).add_queue(queue("team-a", "", 2));
+  for (int i = 0; i < 3; ++i) {
+    world.add_pod(pod("serve", fmt::format("llm-{}", i),
+                      {.gpu_memory = "20Gi", .gpu_memory_limit = "40Gi", .gpu_memory_resolver = "swap"}));
+  }
+  return world;
+}
+
+TEST(AdapterDecisions, GpuMemoryLimitsOvercommitAsFarAsTheNodesPoolLets) {
+  World world = inference_world();
+  world.overcommit().milli_by_pool = {{"inference", 1500}};
+  const Decisions decisions = world.cycle();
+  for (int i = 0; i < 3; ++i) {
+    const StartDecision* start = start_of(decisions, fmt::format("serve/llm-{}", i));
+    ASSERT_NE(start, nullptr) << i;
+    const PodBindingDecision& binding = start->bindings.front();
+    EXPECT_EQ(binding.gpu_memory, (GpuMemoryTerms{20 * kGiB, 40 * kGiB, "swap"}));
+    const json annotations = gpu_annotations(binding);
+    EXPECT_EQ(annotations["scheduling.tessera.dev/gpu-memory-limit-bytes"], "42949672960");
+    const std::string env = annotations["scheduling.tessera.dev/gpu-env"];
+    EXPECT_NE(env.find("TESSERA_GPU_MEMORY_RESOLVER=swap\n"), std::string::npos) << env;
+  }
+}
+
+TEST(AdapterDecisions, WithoutOvercommitAPodWaitsForLimitRoomAndSaysSo) {
+  World world = inference_world();  // the pool names no ratio: 1
+  const Decisions decisions = world.cycle();
+  EXPECT_EQ(decisions.starts.size(), 2U);
+  const WaitingWorkload* waiting = waiting_of(decisions, "serve/llm-2");
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_NE(waiting->message.find(
+                "GPU memory limits: 1 node has room for the 20Gi request but not for the 40Gi limit at overcommit 1"),
+            std::string::npos)
+      << waiting->message;
 }
 
 TEST(AdapterDecisions, ReclaimNamesVictimsForTheStarvedQueue) {

@@ -526,6 +526,35 @@ TEST(AdapterPodTranslation, GpuMemoryWithAnOptionalLimit) {
                {"gpu-memory]", "'20GB' is not a quantity"});
 }
 
+TEST(AdapterPodTranslation, GpuMemoryResolverIsWaitPriorityOrSwap) {
+  const json memory = with_annotations(pod_with(json::object()), {{"scheduling.tessera.dev/gpu-memory", "20Gi"},
+                                                                  {"scheduling.tessera.dev/gpu-memory-limit", "40Gi"}});
+  auto plain = pod_from_object(memory, kModels);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->gpu_memory_resolver, "wait");
+  EXPECT_EQ(gpu_memory_terms(*plain), (GpuMemoryTerms{20 * kGiB, 40 * kGiB, "wait"}));
+  for (std::string_view resolver : {"wait", "priority", "swap"}) {
+    auto read =
+        pod_from_object(with_annotations(memory, {{"scheduling.tessera.dev/gpu-memory-resolver", resolver}}), kModels);
+    ASSERT_TRUE(read.ok()) << resolver;
+    EXPECT_EQ(gpu_memory_terms(*read).resolver, resolver);
+  }
+  expect_error(
+      pod_from_object(with_annotations(memory, {{"scheduling.tessera.dev/gpu-memory-resolver", "kill"}}), kModels),
+      {"pod ns/p", "metadata.annotations[scheduling.tessera.dev/gpu-memory-resolver]",
+       "'kill' is not a GPU memory "
+       "resolver: expected wait"});
+  const json portion = with_annotations(
+      pod_with(json::object()),
+      {{"scheduling.tessera.dev/gpu-fraction", "0.5"}, {"scheduling.tessera.dev/gpu-memory-resolver", "swap"}});
+  expect_error(pod_from_object(portion, kModels), {"gpu-memory-resolver]", "only together with"});
+  auto fraction = pod_from_object(
+      with_annotations(pod_with(json::object()), {{"scheduling.tessera.dev/gpu-fraction", "0.5"}}), kModels);
+  ASSERT_TRUE(fraction.ok());
+  EXPECT_EQ(gpu_memory_terms(*fraction), GpuMemoryTerms{});
+  EXPECT_EQ(gpu_memory_terms(*fraction).request_bytes, 0);
+}
+
 TEST(AdapterPodTranslation, OneKindOfGpuRequestAtATime) {
   const json whole = pod_with(json::parse(R"({"limits": {"nvidia.com/gpu": "1"}})"));
   expect_error(pod_from_object(with_annotations(whole, {{"scheduling.tessera.dev/gpu-fraction", "0.5"}}), kModels),
@@ -655,9 +684,9 @@ TEST(AdapterPodTranslation, WorkloadTypeAndPreemptibleAnnotations) {
   EXPECT_TRUE(loose_notebook.spec.preemptible);
   EXPECT_TRUE(loose_notebook.preemptible_explicit);
 
-  expect_error(
-      pod_from_object(with_annotations(pod, {{"scheduling.tessera.dev/workload-type", "batch"}}), kModels),
-      {"pod ns/p", "metadata.annotations[scheduling.tessera.dev/workload-type]", "'batch'", "train or interactive"});
+  expect_error(pod_from_object(with_annotations(pod, {{"scheduling.tessera.dev/workload-type", "batch"}}), kModels),
+               {"pod ns/p", "metadata.annotations[scheduling.tessera.dev/workload-type]", "'batch'",
+                "train, interactive or inference"});
   expect_error(pod_from_object(with_annotations(pod, {{"scheduling.tessera.dev/preemptible", "yes"}}), kModels),
                {"metadata.annotations[scheduling.tessera.dev/preemptible]", "'yes'"});
 }
@@ -835,6 +864,68 @@ TEST(AdapterQueueTranslation, ErrorsNameTheQueueAndTheField) {
                {"spec.reclaimMinRuntime", "negative"});
   expect_error(queue_from_object(with("/spec/parent", 7), resources), {"spec.parent", "expected a string"});
   expect_error(queue_from_object(with("/spec/priority", "high"), resources), {"spec.priority"});
+}
+
+TEST(AdapterQueueTranslation, ReadsRulesPerWorkloadKind) {
+  ResourceNames resources = ResourceNames::standard();
+  json queue = research_queue();
+  queue["spec"]["rules"] = json::parse(R"({
+    "interactive": {"idleLimit": "1h", "notice": "15m", "warmupGrace": "30m", "idleThreshold": 10, "idleWindow": "2m",
+                    "onExpiry": "stop"},
+    "train": {"maxRuntime": "24h", "requeueDelay": "5m"}
+  })");
+  const QueueSpec spec = expect_ok(queue_from_object(queue, resources));
+  const WorkRules& interactive = spec.work_rules[static_cast<size_t>(WorkloadKind::kInteractive)];
+  EXPECT_EQ(interactive.idle_limit_seconds, 3600);
+  EXPECT_EQ(interactive.notice_seconds, 900);
+  EXPECT_EQ(interactive.warmup_grace_seconds, 1800);
+  EXPECT_EQ(interactive.idle_threshold_pct, 10);
+  EXPECT_EQ(interactive.idle_window_seconds, 120);
+  EXPECT_EQ(interactive.on_expiry, ExpiryAction::kStop);
+  EXPECT_FALSE(interactive.max_runtime_seconds);
+  const WorkRules& train = spec.work_rules[static_cast<size_t>(WorkloadKind::kTrain)];
+  EXPECT_EQ(train.max_runtime_seconds, 86400);
+  EXPECT_EQ(train.requeue_delay_seconds, 300);
+  EXPECT_FALSE(train.on_expiry);  // the kind's default, unless a parent sets one
+  EXPECT_TRUE(spec.work_rules[static_cast<size_t>(WorkloadKind::kInference)].empty());
+  EXPECT_TRUE(expect_ok(queue_from_object(research_queue(), resources)).work_rules[0].empty());
+
+  const auto with_rules = [](const char* rules) {
+    json bad = research_queue();
+    bad["spec"]["rules"] = json::parse(rules);
+    return bad;
+  };
+  expect_error(queue_from_object(with_rules(R"({"batch": {}})"), resources),
+               {"queue research", "spec.rules.batch", "unknown workload kind"});
+  expect_error(queue_from_object(with_rules(R"({"train": {"maxRuntime": "a day"}})"), resources),
+               {"spec.rules.train.maxRuntime", "not a duration"});
+  expect_error(queue_from_object(with_rules(R"({"train": {"notice": "-5m"}})"), resources),
+               {"spec.rules.train.notice", "negative"});
+  expect_error(queue_from_object(with_rules(R"({"interactive": {"onExpiry": "kill"}})"), resources),
+               {"spec.rules.interactive.onExpiry", "'kill' is not an action"});
+  expect_error(queue_from_object(with_rules(R"({"interactive": {"idleThreshold": 150}})"), resources),
+               {"spec.rules.interactive.idleThreshold", "not a percentage"});
+  expect_error(queue_from_object(with_rules(R"({"interactive": {"idleWindow": "0s"}})"), resources),
+               {"spec.rules.interactive.idleWindow", "zero"});
+  expect_error(queue_from_object(with_rules(R"({"interactive": {"idleLimt": "1h"}})"), resources),
+               {"spec.rules.interactive.idleLimt", "unknown field"});
+}
+
+TEST(AdapterPodTranslation, APodMayAskForShorterLimitsAndTheInferenceType) {
+  json pod = with_annotations(notebook_pod(), {{"scheduling.tessera.dev/max-runtime", "2h"},
+                                               {"scheduling.tessera.dev/idle-limit", "20m"},
+                                               {"scheduling.tessera.dev/workload-type", "inference"}});
+  const PodInfo info = expect_ok(pod_from_object(pod, kModels));
+  EXPECT_EQ(info.max_runtime_seconds, 7200);
+  EXPECT_EQ(info.idle_limit_seconds, 1200);
+  EXPECT_EQ(info.kind, WorkloadKind::kInference);
+  EXPECT_FALSE(expect_ok(pod_from_object(notebook_pod(), kModels)).max_runtime_seconds);
+  expect_error(
+      pod_from_object(with_annotations(notebook_pod(), {{"scheduling.tessera.dev/idle-limit", "0s"}}), kModels),
+      {"scheduling.tessera.dev/idle-limit", "not a duration > 0"});
+  expect_error(
+      pod_from_object(with_annotations(notebook_pod(), {{"scheduling.tessera.dev/max-runtime", "soon"}}), kModels),
+      {"scheduling.tessera.dev/max-runtime", "not a duration"});
 }
 
 TEST(AdapterQueueTranslation, QuantitiesAsStringsOrNumbers) {

@@ -63,6 +63,16 @@ expect_error "--cycle-interval" sim --mode timeline --scenario "$root/scenarios/
   > /dev/null 2>&1; [[ $? -eq 2 ]] || fail "--cycle-interval -5 should exit 2"
 [[ ! -e bad-cycle ]] || fail "a bad --cycle-interval left a report behind"
 
+# 2c. GPU-memory mode: the static and request/limit rows on tuning and held-out seeds, and its bad input.
+"$TESSERA" sim --mode gpu-memory --seeds 1 --gpu-memory-nodes 2 > gm.txt 2>&1 || fail "gpu-memory sim: $(tail -3 gm.txt)"
+grep -q "^static (peak)" gm.txt && grep -q "^Chosen: overcommit" gm.txt && grep -q "^Held out: seeds 2-2" gm.txt ||
+  fail "gpu-memory tables missing: $(cat gm.txt)"
+printf 'ContextTokens,GeneratedTokens\n12,x\n' > requests.csv
+expect_error "requests.csv:2: column 'GeneratedTokens': 'x' is not a number" sim --mode gpu-memory \
+  --gpu-memory-requests requests.csv
+expect_error "overcommit 9 is not between 1 and 8" sim --mode gpu-memory --gpu-memory-ratios 1.5,9
+expect_error "gpu-memory mode prints its tables only" sim --mode gpu-memory --json gm.json
+
 # 3. Bad input: clear errors naming file, line and field; non-zero exit; nothing written.
 printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,abc,262144,2,P100\n' > nodes.csv
 expect_error "nodes.csv:3: column 'cpu_milli'" sim --cluster nodes.csv --report bad1

@@ -263,6 +263,68 @@ TEST(CycleReplay, ATimeLimitEndsTheRun) {
   EXPECT_DOUBLE_EQ(result->cycle->jct_seconds.max, 3600 - 10 + 100);
 }
 
+// Three GPUs and one queue whose rules stop notebooks idle for 30 minutes and requeue training
+// after an hour. A notebook works 10 minutes and is left open; another loads data on the CPU for
+// 20 minutes before it uses its GPU; a 90-minute training job saves every 10 minutes.
+Scenario notebooks_and_training() {
+  Scenario scenario;
+  scenario.name = "limits";
+  scenario.cluster = uniform_cluster(1, 3);
+  QueueSpec lab = leaf_queue("lab", 3);
+  WorkRules& interactive = lab.work_rules[static_cast<size_t>(WorkloadKind::kInteractive)];
+  interactive.idle_limit_seconds = 1800;
+  interactive.notice_seconds = 300;
+  WorkRules& train = lab.work_rules[static_cast<size_t>(WorkloadKind::kTrain)];
+  train.max_runtime_seconds = 3600;
+  train.notice_seconds = 0;
+  train.requeue_delay_seconds = 600;
+  scenario.queues = {lab};
+  WorkloadSpec notebook = one_gpu_job("notebook", "lab", 0, 36000, 0);
+  notebook.kind = WorkloadKind::kInteractive;
+  notebook.preemptible = false;
+  notebook.utilisation = {UtilisationShape::kIdleAfter, 90, 600, 0, 0};
+  WorkloadSpec warming = one_gpu_job("warming", "lab", 0, 7200, 0);
+  warming.kind = WorkloadKind::kInteractive;
+  warming.preemptible = false;
+  warming.utilisation = {UtilisationShape::kWarmup, 90, 1200, 0, 0};
+  scenario.workloads = {notebook, warming, one_gpu_job("train", "lab", 0, 5400, 600)};
+  return scenario;
+}
+
+TEST(CycleReplay, LimitsStopAnIdleNotebookAndRequeueLongTrainingWhichResumes) {
+  const Scenario scenario = notebooks_and_training();
+  TimelineOptions options;
+  options.check_invariants = true;
+  auto on = run_cycle_replay(scenario, "tessera", options);
+  ASSERT_TRUE(on.ok()) << on.error().message;
+  const LimitSummary& limits = on->cycle->limits;
+  EXPECT_TRUE(limits.enabled);
+  EXPECT_EQ(limits.stopped, 1);
+  EXPECT_EQ(limits.requeued, 1);
+  EXPECT_EQ(limits.by_idle_limit, 1);
+  EXPECT_EQ(limits.false_positives, 0);  // the notebook warming up on the CPU ran to its end
+  EXPECT_EQ(on->cycle->completed, 2);
+  // The training job ran 3600 s, waited out the 600 s delay, and finished its last 1800 s at 6000 s:
+  // it kept all its work (its notice let it save). The warming notebook ran its 7200 s.
+  EXPECT_DOUBLE_EQ(on->cycle->jct_seconds.mean, (6000.0 + 7200) / 2);
+  EXPECT_DOUBLE_EQ(on->cycle->jct_seconds.max, 7200);
+  ASSERT_GE(limits.examples.size(), 3u);
+  bool stopped_said = false;
+  for (const std::string& example : limits.examples) {
+    stopped_said |= example.ends_with("notebook: idle for 30 min (limit 30 min, GPU utilisation under 5%): stopped");
+  }
+  EXPECT_TRUE(stopped_said) << limits.examples[0];
+
+  options.work_limits = false;
+  auto off = run_cycle_replay(scenario, "tessera", options);
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_FALSE(off->cycle->limits.enabled);
+  EXPECT_EQ(off->cycle->limits.stopped, 0);
+  // Idle: the notebook from 600 s to its end at 36000 s, the other for its 1200 s of warm-up.
+  EXPECT_NEAR(off->cycle->limits.idle_gpu_hours, (35400.0 + 1200) / 3600, 1e-9);
+  EXPECT_LT(limits.idle_gpu_hours, 2);
+}
+
 TEST(CycleReplay, RejectsBadInput) {
   Scenario scenario = susan_joe_jemma();
   TimelineOptions options;

@@ -349,6 +349,29 @@ TEST(Cycle, PreemptionInsideAQueueTakesLowerPriorityOnly) {
   EXPECT_TRUE(none.evictions.empty());
 }
 
+TEST(Cycle, APodWaitingForLimitRoomPreemptsABurstingPodAndSaysWhyUntilThen) {
+  SchedulerWorld world(uniform_cluster(1, 1), {gpu_queue("serving", "", 4)});
+  // 20 GiB requests on an 80 GiB device: a 60 GiB limit leaves no limit room for a 40 GiB one.
+  const WorkloadId low = world.submit(
+      "low", "serving", {.gpus_per_pod = 0, .gpu_memory = 20 * kGiB, .gpu_memory_limit = 60 * kGiB, .priority = 1}, 0);
+  world.cycle(1);
+  ASSERT_TRUE(world.running(low));
+  const WorkloadShape urgent_shape{
+      .gpus_per_pod = 0, .gpu_memory = 20 * kGiB, .gpu_memory_limit = 40 * kGiB, .priority = 5};
+  const WorkloadId peer = world.submit(
+      "peer", "serving", {.gpus_per_pod = 0, .gpu_memory = 20 * kGiB, .gpu_memory_limit = 40 * kGiB, .priority = 1}, 2);
+  CycleResult waiting = world.cycle(3);
+  EXPECT_FALSE(world.running(peer));  // equal priority: nobody to preempt
+  ASSERT_EQ(waiting.pending.size(), 1u);
+  EXPECT_EQ(waiting.pending[0].reason.nodes.nodes_by_predicate[static_cast<size_t>(Predicate::kGpuMemoryLimit)], 1);
+  const WorkloadId urgent = world.submit("urgent", "serving", urgent_shape, 4);
+  CycleResult result = world.cycle(5);
+  EXPECT_TRUE(world.running(urgent));
+  EXPECT_FALSE(world.running(low));
+  ASSERT_EQ(result.evictions.size(), 1u);
+  EXPECT_EQ(result.evictions[0].action, Action::kPreempt);
+}
+
 TEST(Cycle, ConsolidationMovesScatteredWorkToFitAWholeNodeJob) {
   // Two 4-GPU nodes, each with 2 one-GPU jobs: 4 GPUs free but none whole on one node.
   auto cluster = uniform_cluster(2, 4);

@@ -32,6 +32,7 @@ RandomWorld random_world(std::mt19937_64& random) {
     if (pick(0, 5) == 0) node.taints.push_back(Taint{"dedicated", "x", TaintEffect::kNoSchedule});
     if (pick(0, 9) == 0) node.schedulable = false;
     node.labels["rack"] = pick(0, 1) ? "r1" : "r2";
+    node.gpu_memory_overcommit_milli = 1000 + 500 * pick(0, 2);  // GPU-memory limits up to 1, 1.5 or 2 devices
     world.cluster->nodes.push_back(node);
   }
   const int pods = pick(1, 80);
@@ -49,9 +50,11 @@ RandomWorld random_world(std::mt19937_64& random) {
       case 3:
         pod.gpu = GpuRequest::portion(pick(1, 999));
         break;
-      case 4:
-        pod.gpu = GpuRequest::memory(int64_t{pick(1, 60)} * kGiB, 80 * kGiB);
+      case 4: {
+        const int64_t request = int64_t{pick(1, 60)} * kGiB;
+        pod.gpu = GpuRequest::memory(request, request + int64_t{pick(0, 40)} * kGiB);
         break;
+      }
     }
     if (pick(0, 4) == 0) pod.allowed_models.add(models[pick(0, 1)]);
     if (pick(0, 3) == 0)

@@ -188,3 +188,31 @@ TEST(ScenarioLoader, QueuesComeFromTheFileThatSuppliesTheWorkloads) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// The limits stop exactly the 80 notebooks left idle, requeue the six 30-hour jobs once each at
+// their 24-hour limit, and touch no bursty or warming-up notebook.
+TEST(ScenarioLibrary, ResearchNotebooksStopsOnlyTheIdleNotebooks) {
+  auto scenario = load_file(std::filesystem::path(TESSERA_SOURCE_DIR) / "scenarios" / "research-notebooks.yaml");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  TimelineOptions options;
+  options.cycle_interval_seconds = 60;
+  auto on = run_timeline_policy(*scenario, "tessera", options);
+  ASSERT_TRUE(on.ok()) << on.error().message;
+  const LimitSummary& limits = on->cycle->limits;
+  EXPECT_EQ(limits.stopped, 80);
+  EXPECT_EQ(limits.by_idle_limit, 80);
+  EXPECT_EQ(limits.requeued, 6);
+  EXPECT_EQ(limits.false_positives, 0);
+  EXPECT_EQ(limits.withdrawn, 0);
+  options.work_limits = false;
+  auto off = run_timeline_policy(*scenario, "tessera", options);
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_LT(limits.idle_gpu_hours, off->cycle->limits.idle_gpu_hours);
+  EXPECT_LE(limits.train_wait_seconds.p90, off->cycle->limits.train_wait_seconds.p90);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -272,7 +272,7 @@ TEST(ScenarioYaml, WrongTypes) {
   expect_error_at(parse("workloads:\n  - name: a\n    preemptible: maybe\n    pod: {}\n"), 3, 18,
                   "workloads[0].preemptible", "not a boolean");
   expect_error_at(parse("workloads:\n  - name: a\n    kind: batch\n    pod: {}\n"), 3, 11, "workloads[0].kind",
-                  "expected train or interactive");
+                  "expected train, interactive or inference");
   expect_error_at(parse("workloads:\n  - name: a\n    arrival:\n    pod: {}\n"), 3, 5, "workloads[0].arrival",
                   "is empty");
   expect_error_at(parse("workloads: 5\n"), 1, 12, "workloads", "a list of workloads, or a map with alibaba_pods");
@@ -519,7 +519,7 @@ TEST(ScenarioYamlQueues, Errors) {
   // Unknown keys: in a queue, in a quota entry, and an unknown resource.
   expect_error_at(parse("queues:\n  - name: a\n    weight: 1\n"), 3, 5, "queues[0].weight",
                   "unknown field (expected one of: name, parent, priority, preempt_min_runtime, reclaim_min_runtime, "
-                  "quota)");
+                  "quota, rules)");
   expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpu: {deserved: 1, limt: 2}\n"), 4, 26,
                   "queues[0].quota.gpu.limt", "unknown field (expected one of: deserved, weight, limit)");
   expect_error_at(parse("queues:\n  - name: a\n    quota:\n      gpus: {deserved: 1}\n"), 4, 7, "queues[0].quota.gpus",
@@ -635,6 +635,88 @@ TEST(ScenarioYaml, TimeLimit) {
                   "'soon' is not a number");
 }
 
+TEST(ScenarioYamlQueues, RulesPerWorkloadKind) {
+  auto parts = parse(
+      "queues:\n"
+      "  - name: lab\n"
+      "    rules:\n"
+      "      interactive: {idle_limit: 3600, notice: 900, warmup_grace: 1200, idle_threshold: 10, idle_window: 120}\n"
+      "      train: {max_runtime: 86400, on_expiry: requeue, requeue_delay: 300}\n"
+      "      inference: {max_runtime: 0, on_expiry: preemptible}\n"
+      "  - {name: team, parent: lab}\n"
+      "workloads:\n"
+      "  - {name: nb, queue: team, kind: interactive, idle_limit: 1800, pod: {},\n"
+      "     utilisation: {profile: bursty, burst: 600, period: 3600, busy: 70}}\n"
+      "  - {name: tr, queue: team, max_runtime: 172800, pod: {}, utilisation: {profile: warmup, after: 1200}}\n"
+      "  - {name: sv, queue: team, kind: inference, pod: {}}\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  const WorkRules& notebooks = (*parts->queues)[0].work_rules[static_cast<size_t>(WorkloadKind::kInteractive)];
+  EXPECT_EQ(notebooks.idle_limit_seconds, 3600);
+  EXPECT_EQ(notebooks.notice_seconds, 900);
+  EXPECT_EQ(notebooks.warmup_grace_seconds, 1200);
+  EXPECT_EQ(notebooks.idle_threshold_pct, 10);
+  EXPECT_EQ(notebooks.idle_window_seconds, 120);
+  EXPECT_FALSE(notebooks.max_runtime_seconds);  // left to the parent (none here)
+  const WorkRules& training = (*parts->queues)[0].work_rules[static_cast<size_t>(WorkloadKind::kTrain)];
+  EXPECT_EQ(training.max_runtime_seconds, 86400);
+  EXPECT_EQ(training.on_expiry, ExpiryAction::kRequeue);
+  EXPECT_EQ((*parts->queues)[0].work_rules[static_cast<size_t>(WorkloadKind::kInference)].on_expiry,
+            ExpiryAction::kPreemptible);
+  EXPECT_TRUE((*parts->queues)[1].work_rules[0].empty());
+
+  const std::vector<WorkloadSpec>& workloads = *parts->workloads;
+  ASSERT_EQ(workloads.size(), 3u);
+  EXPECT_EQ(workloads[0].kind, WorkloadKind::kInteractive);
+  EXPECT_EQ(workloads[0].idle_limit_seconds, 1800);
+  EXPECT_EQ(workloads[0].utilisation.shape, UtilisationShape::kBursty);
+  EXPECT_EQ(workloads[0].utilisation.busy_pct, 70);
+  EXPECT_EQ(workloads[0].utilisation.period_seconds, 3600);
+  EXPECT_EQ(workloads[1].utilisation.shape, UtilisationShape::kWarmup);
+  EXPECT_EQ(workloads[2].kind, WorkloadKind::kInference);
+  EXPECT_EQ(workloads[2].utilisation.shape, UtilisationShape::kBusy);
+  // tr asked for 48 hours where its queue allows 24: it gets 24, and a warning says so.
+  ASSERT_EQ(parts->warnings.size(), 1u);
+  EXPECT_EQ(parts->warnings[0],
+            "s.yaml: workload 'tr' asked for a maximum runtime of 48 h; its queue allows 24 h, so 24 h applies");
+}
+
+TEST(ScenarioYamlQueues, RuleAndUtilisationErrorsNameTheField) {
+  expect_error_at(parse("queues:\n  - name: q\n    rules:\n      interactive: {on_expiry: kill}\n"), 4, 32,
+                  "queues[0].rules.interactive.on_expiry", "'kill' is not an action (expected stop, requeue or");
+  expect_error_at(parse("queues:\n  - name: q\n    rules:\n      batch: {}\n"), 4, 7, "queues[0].rules.batch",
+                  "unknown field (expected one of: train, interactive, inference)");
+  expect_error_at(parse("queues:\n  - name: q\n    rules:\n      train: {idle_threshold: 120}\n"), 4, 31,
+                  "queues[0].rules.train.idle_threshold", "120 is more than 100");
+  expect_error_at(parse("queues:\n  - name: q\n    rules:\n      train: {notice: -1}\n"), 4, 23,
+                  "queues[0].rules.train.notice", "-1 is negative");
+  expect_error_at(parse("workloads:\n  - {name: a, max_runtime: 0, pod: {}}\n"), 2, 28, "workloads[0].max_runtime",
+                  "0 is not positive");
+  expect_error_at(parse("workloads:\n  - {name: a, utilisation: {profile: idle_after}, pod: {}}\n"), 2, 28,
+                  "workloads[0].utilisation.after", "is missing");
+  expect_error_at(parse("workloads:\n  - {name: a, utilisation: {profile: sleepy}, pod: {}}\n"), 2, 38,
+                  "workloads[0].utilisation.profile", "'sleepy' is not a utilisation profile");
+  expect_error_at(parse("workloads:\n  - {name: a, utilisation: {profile: busy, after: 60}, pod: {}}\n"), 2, 44,
+                  "workloads[0].utilisation.after", "does not apply to profile busy");
+  expect_error_at(parse("workloads:\n  - {name: a, kind: batch, pod: {}}\n"), 2, 21, "workloads[0].kind",
+                  "(expected train, interactive or inference)");
+}
+
+TEST(UtilisationProfile, BusySecondsAndWindowMeans) {
+  UtilisationProfile idle_after{UtilisationShape::kIdleAfter, 80, 600, 0, 0};
+  EXPECT_EQ(idle_after.busy_seconds(300), 300);
+  EXPECT_EQ(idle_after.busy_seconds(3600), 600);
+  EXPECT_DOUBLE_EQ(idle_after.mean_pct(900, 600), 40);  // 300 of the last 600 s busy at 80%
+  EXPECT_DOUBLE_EQ(idle_after.mean_pct(1200, 600), 0);
+  UtilisationProfile warmup{UtilisationShape::kWarmup, 90, 1200, 0, 0};
+  EXPECT_EQ(warmup.busy_seconds(1000), 0);
+  EXPECT_EQ(warmup.busy_seconds(1500), 300);
+  EXPECT_DOUBLE_EQ(warmup.mean_pct(0, 300), 0);  // it starts idle
+  UtilisationProfile bursty{UtilisationShape::kBursty, 60, 0, 900, 3600};
+  EXPECT_EQ(bursty.busy_seconds(3600 * 2 + 600), 900 * 2 + 600);
+  EXPECT_EQ(bursty.busy_seconds(3600 * 2 + 1800), 900 * 3);
+  EXPECT_DOUBLE_EQ(bursty.mean_pct(3600 + 300, 300), 60);
+}
+
 // ----- Quantities -----
 
 TEST(Quantity, CpuMillicores) {
@@ -699,6 +781,33 @@ TEST(Quantity, RejectsOverflow) {
   EXPECT_EQ(parse_cpu_milli("9223372036854775.807"), INT64_MAX);
   EXPECT_EQ(parse_memory_bytes("0E"), 0);
   EXPECT_EQ(parse_memory_bytes("0.000000000000000000000000000000001Ei"), 1);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(ScenarioYaml, GpuMemoryOvercommitByNodePool) {
+  auto parts = parse(
+      "cluster:\n"
+      "  gpu_memory_overcommit: {inference: 1.5, default: 1.2}\n"
+      "  nodes:\n"
+      "    - {name: serve, cpu: 8, memory: 32Gi, gpus: 1, gpu_model: H100, gpu_memory: 80Gi,\n"
+      "       labels: {scheduling.tessera.dev/node-pool: inference}}\n"
+      "    - {name: train, cpu: 8, memory: 32Gi, gpus: 1, gpu_model: H100, gpu_memory: 80Gi}\n");
+  ASSERT_TRUE(parts.ok()) << parts.error().message;
+  EXPECT_EQ(parts->cluster->nodes[0].gpu_memory_overcommit_milli, 1500);
+  EXPECT_EQ(parts->cluster->nodes[1].gpu_memory_overcommit_milli, 1200);
+  auto plain = parse("cluster:\n  nodes:\n    - {name: n, cpu: 8, memory: 32Gi}\n");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->cluster->nodes[0].gpu_memory_overcommit_milli, 1000);
+  expect_error_at(
+      parse("cluster:\n  gpu_memory_overcommit: {inference: 0.5}\n  nodes: [{name: n, cpu: 1, memory: 1Gi}]\n"), 2, 38,
+      "cluster.gpu_memory_overcommit.inference", "0.5 is not between 1 and 8");
+  expect_error_at(parse("cluster:\n  gpu_memory_overcommit: 1.5\n  nodes: [{name: n, cpu: 1, memory: 1Gi}]\n"), 2, 26,
+                  "cluster.gpu_memory_overcommit", "expected a map of node pools to ratios");
 }
 
 }  // namespace

@@ -27,6 +27,8 @@ struct WorkloadShape {
   int pods = 1;
   int gpus_per_pod = 1;  // whole GPUs; 0 with portion_milli > 0: a fraction
   int portion_milli = 0;
+  int64_t gpu_memory = 0;  // > 0 (with gpus_per_pod 0): GPU memory, with its limit
+  int64_t gpu_memory_limit = 0;
   int min_member = -1;  // -1: all pods
   int priority = 0;
   bool preemptible = true;
@@ -56,6 +58,7 @@ class SchedulerWorld {
       GpuRequest gpu = shape.portion_milli > 0
                            ? GpuRequest::portion(shape.portion_milli)
                            : (shape.gpus_per_pod > 0 ? GpuRequest::whole(shape.gpus_per_pod) : GpuRequest::none());
+      if (shape.gpu_memory > 0) gpu = GpuRequest::memory(shape.gpu_memory, shape.gpu_memory_limit);
       PodSpec pod_spec = pod(fmt::format("{}-p{}", name, i), 1000, gpu);
       pod_spec.priority = shape.priority;
       pod_spec.preemptible = shape.preemptible;

@@ -5,6 +5,7 @@
 
 #include "engine/invariants.h"
 #include "engine/placer.h"
+#include "policy/best_fit_policy.h"
 #include "policy/first_fit_policy.h"
 #include "test_cluster.h"
 
@@ -192,6 +193,90 @@ TEST(NodeGroups, LabelsCountOnlyOnceAPodSelectsOnThem) {
   binding = placer.find(cluster, in_r2);
   ASSERT_TRUE(binding.has_value());
   EXPECT_EQ(binding->node, 2);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Two nodes of two 80 GiB devices; node 0's pool lets limits reach 1.5 times a device, node 1's
+// lets them reach it only.
+std::shared_ptr<ClusterSpec> two_pool_cluster() {
+  auto spec = uniform_cluster(2, 2);
+  spec->nodes[0].gpu_memory_overcommit_milli = 1500;
+  return spec;
+}
+
+TEST(GpuMemoryLimits, PlacementHoldsLimitsWithinEachNodesOvercommit) {
+  ClusterState cluster(two_pool_cluster());
+  BestFitPolicy policy;
+  Placer placer(policy);
+  // 20 GiB requests (250 milli) with 40 GiB limits (500): limits of 6 fit under node 0's cap of 1500
+  // per device (3 per device), 4 under node 1's (2 per device); requests alone would let 16 in.
+  int placed = 0;
+  for (int i = 0; i < 12; ++i) {
+    PodId id = cluster.add_pod(pod(fmt::format("infer-{}", i), 100, GpuRequest::memory(20 * kGiB, 40 * kGiB)));
+    FailureSummary why;
+    std::optional<Binding> binding = placer.find(cluster, cluster.pod(id), &why);
+    if (!binding) {
+      EXPECT_EQ(why.describe(),
+                "GPU memory limits: 2 nodes have room for the 20Gi request but not for the 40Gi limit at overcommit "
+                "1 to 1.5");
+      continue;
+    }
+    EXPECT_EQ(binding->burst_milli, 250);
+    EXPECT_TRUE(cluster.fits(id, *binding));
+    cluster.bind(id, std::move(*binding));
+    ++placed;
+  }
+  EXPECT_EQ(placed, 10);
+  EXPECT_EQ(cluster.node_state(0).gpu_used_milli, (std::vector<int16_t>{750, 750}));
+  EXPECT_EQ(cluster.node_state(0).gpu_burst_milli, (std::vector<int16_t>{750, 750}));
+  EXPECT_EQ(cluster.node_state(1).gpu_used_milli, (std::vector<int16_t>{500, 500}));
+  EXPECT_TRUE(check_invariants(cluster).empty());
+  // A portion's limit is its portion: room for it among the requests, none among the limits.
+  PodId portion = cluster.add_pod(pod("portion", 100, GpuRequest::portion(250)));
+  FailureSummary why;
+  EXPECT_FALSE(placer.find(cluster, cluster.pod(portion), &why).has_value());
+  EXPECT_EQ(why.describe(), "2 nodes: room for the GPU memory request but not for its limit at the node's overcommit");
+}
+
+TEST(GpuMemoryLimits, EvictingABurstingPodFreesItsLimitRoom) {
+  ClusterState cluster(uniform_cluster(1, 1));
+  PodId first = cluster.add_pod(pod("first", 100, GpuRequest::memory(20 * kGiB, 60 * kGiB)));
+  PodId second = cluster.add_pod(pod("second", 100, GpuRequest::memory(20 * kGiB, 60 * kGiB)));
+  cluster.bind(first, Binding::on_device(0, 0, cluster.pod(first).gpu, 80 * kGiB));
+  // 250 milli requested of 1000, but limits at 750 of a cap of 1000: no room for another 750.
+  EXPECT_EQ(check_node(cluster.node_spec(0), cluster.node_state(0), cluster.pod(second)), Predicate::kGpuMemoryLimit);
+  EXPECT_FALSE(cluster.fits(second, Binding::on_device(0, 0, cluster.pod(second).gpu, 80 * kGiB)));
+  cluster.unbind(first);
+  EXPECT_TRUE(cluster.node_state(0).gpu_burst_milli.empty());
+  EXPECT_EQ(check_node(cluster.node_spec(0), cluster.node_state(0), cluster.pod(second)), Predicate::kFits);
+}
+
+TEST(GpuMemoryLimits, NodesWithDifferentBurstsGroupApart) {
+  ClusterState cluster(uniform_cluster(2, 1));
+  PodId bursting = cluster.add_pod(pod("bursting", 100, GpuRequest::memory(20 * kGiB, 40 * kGiB)));
+  PodId flat = cluster.add_pod(pod("flat", 100, GpuRequest::memory(20 * kGiB, 20 * kGiB)));
+  cluster.bind(bursting, Binding::on_device(0, 0, cluster.pod(bursting).gpu, 80 * kGiB));
+  cluster.bind(flat, Binding::on_device(1, 0, cluster.pod(flat).gpu, 80 * kGiB));
+  // Same portion used on both, but node 0's device holds a burst: not interchangeable.
+  EXPECT_EQ(cluster.node_state(0).gpu_used_milli, cluster.node_state(1).gpu_used_milli);
+  EXPECT_NE(cluster.groups().group_of(0).uid, cluster.groups().group_of(1).uid);
+  EXPECT_NE(cluster.device_code(0, 0), cluster.device_code(1, 0));
+}
+
+TEST(GpuMemoryLimits, InvariantsCatchLimitsOverTheCap) {
+  ClusterState cluster(uniform_cluster(1, 1));
+  PodId a = cluster.add_pod(pod("a", 100, GpuRequest::memory(20 * kGiB, 60 * kGiB)));
+  PodId b = cluster.add_pod(pod("b", 100, GpuRequest::memory(20 * kGiB, 60 * kGiB)));
+  cluster.bind(a, Binding::on_device(0, 0, cluster.pod(a).gpu, 80 * kGiB));
+  cluster.bind(b, Binding::on_device(0, 0, cluster.pod(b).gpu, 80 * kGiB));  // a snapshot may show it
+  const std::vector<std::string> violations = check_invariants(cluster);
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0], "node node-0 GPU 0 holds limits of 1500 milli, over its overcommit cap of 1000");
 }
 
 }  // namespace

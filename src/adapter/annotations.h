@@ -24,13 +24,22 @@ inline constexpr std::string_view kGpuMemoryLimitAnnotation = "scheduling.tesser
 // allocation waits until memory frees), "priority" (processes of lower-priority or idle pods end),
 // "swap" (allocations move to host memory and back).
 inline constexpr std::string_view kGpuMemoryResolverAnnotation = "scheduling.tessera.dev/gpu-memory-resolver";
-// "train" (default: preemptible) or "interactive" (default: not preemptible).
+// "train" (default: preemptible), "interactive" or "inference" (default: not preemptible); which of
+// its queue's rules (spec.rules) apply.
 inline constexpr std::string_view kWorkloadTypeAnnotation = "scheduling.tessera.dev/workload-type";
+// Shorter limits than its queue's rules give, durations ("2h", "30m"); a longer one is clamped to
+// the queue's, and an event says so. On any pod of a workload; the shortest applies.
+inline constexpr std::string_view kMaxRuntimeAnnotation = "scheduling.tessera.dev/max-runtime";
+inline constexpr std::string_view kIdleLimitAnnotation = "scheduling.tessera.dev/idle-limit";
 // "true" or "false": overrides the workload type's default.
 inline constexpr std::string_view kPreemptibleAnnotation = "scheduling.tessera.dev/preemptible";
 // How long the pod runs once started, a duration ("90s", "10m", "2h"). Read by
 // `tessera dev cluster`, which completes the pod after it; a real cluster ignores it.
 inline constexpr std::string_view kDurationAnnotation = "scheduling.tessera.dev/duration";
+// How busy the pod keeps its GPUs: "busy", "idle_after 2m", "warmup 20m", "bursty 15m/1h". Read
+// by `tessera dev gpu-metrics`, which serves dcgm-exporter's metrics for such pods; a real
+// cluster's dcgm-exporter measures instead.
+inline constexpr std::string_view kGpuUtilisationAnnotation = "scheduling.tessera.dev/gpu-utilisation";
 
 // Pod annotations the scheduler writes before it binds a GPU pod.
 // Device indices on the node, comma-separated ("3", "0,1,2,3").
@@ -38,7 +47,9 @@ inline constexpr std::string_view kGpuIndexAnnotation = "scheduling.tessera.dev/
 // For a fractional pod: its portion of the device in thousandths ("500").
 inline constexpr std::string_view kGpuPortionAnnotation = "scheduling.tessera.dev/gpu-portion";
 // The same as environment lines, ready for a downward-API volume:
-// "NVIDIA_VISIBLE_DEVICES=3\nTESSERA_GPU_PORTION=0.5\nTESSERA_GPU_MEMORY_LIMIT=21474836480\n".
+// "NVIDIA_VISIBLE_DEVICES=3\nTESSERA_GPU_PORTION=0.25\nTESSERA_GPU_MEMORY_REQUEST=21474836480\n
+// TESSERA_GPU_MEMORY_LIMIT=42949672960\nTESSERA_GPU_MEMORY_RESOLVER=wait\n" (the last three for a
+// pod with GPU memory only).
 inline constexpr std::string_view kGpuEnvAnnotation = "scheduling.tessera.dev/gpu-env";
 // For a pod with GPU memory: its request and limit in bytes on the device it was bound to, as the
 // node agent reads them (with the resolver above and the pod's spec.priority) to fill its ledger.

@@ -47,8 +47,12 @@ json gpu_annotations(const PodBindingDecision& binding) {
   if (binding.fractional) {
     annotations[std::string(kGpuPortionAnnotation)] = std::to_string(placement.milli_per_device);
     env += fmt::format("TESSERA_GPU_PORTION={}\n", placement.milli_per_device / 1000.0);
-    if (binding.gpu_memory_limit_bytes > 0) {
-      env += fmt::format("TESSERA_GPU_MEMORY_LIMIT={}\n", binding.gpu_memory_limit_bytes);
+    // The node agent fills its ledger from these (annotations.h); the interposer reads the env.
+    if (const GpuMemoryTerms& memory = binding.gpu_memory; memory.request_bytes > 0) {
+      annotations[std::string(kGpuMemoryRequestBytesAnnotation)] = std::to_string(memory.request_bytes);
+      annotations[std::string(kGpuMemoryLimitBytesAnnotation)] = std::to_string(memory.limit_bytes);
+      env += fmt::format("TESSERA_GPU_MEMORY_REQUEST={}\nTESSERA_GPU_MEMORY_LIMIT={}\nTESSERA_GPU_MEMORY_RESOLVER={}\n",
+                         memory.request_bytes, memory.limit_bytes, memory.resolver);
     }
   }
   annotations[std::string(kGpuEnvAnnotation)] = env;
@@ -75,6 +79,10 @@ CallResult evict_pod(kube::ApiClient& client, const VictimDecision& victim) {
     return {CallOutcome::kFailed, fmt::format("HTTP 429: {}", response->error_message()), failure_cause(response)};
   }
   return outcome_of(response);
+}
+
+CallResult delete_pod(kube::ApiClient& client, const std::string& namespace_name, const std::string& name) {
+  return outcome_of(client.del(pod_path(namespace_name, name)));
 }
 
 CallResult mark_unschedulable(kube::ApiClient& client, const std::string& namespace_name, const std::string& name,

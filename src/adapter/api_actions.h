@@ -36,6 +36,9 @@ CallResult bind_pod(kube::ApiClient& client, const PodBindingDecision& binding);
 // cause is a refusal; any other 429 (an overloaded server) is a failure.
 CallResult evict_pod(kube::ApiClient& client, const VictimDecision& victim);
 
+// DELETEs the pod: it ends within its termination grace period, as kubectl delete would end it.
+CallResult delete_pod(kube::ApiClient& client, const std::string& namespace_name, const std::string& name);
+
 // Sets the pod's PodScheduled condition to False with reason Unschedulable and `message`, as
 // kube-scheduler does for a pod it cannot place: what `kubectl get/describe pod` and dashboards
 // read. A strategic merge patch of pods/status, so the pod's other conditions stay.

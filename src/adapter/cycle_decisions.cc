@@ -34,7 +34,7 @@ Decisions decide(const Snapshot& snapshot, const std::vector<std::optional<Bindi
     if (workload < 0) continue;
     const SnapshotPod& entry = snapshot.pods[static_cast<size_t>(pod)];
     start_for(workload).bindings.push_back({entry.key, entry.namespace_name, entry.name, placement_of(snapshot, *after),
-                                            entry.fractional, entry.gpu_memory_limit_bytes});
+                                            entry.fractional, entry.gpu_memory});
   }
   for (const Eviction& eviction : result.evictions) {
     for (PodId pod : eviction.pods) {

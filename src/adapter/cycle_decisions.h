@@ -20,7 +20,7 @@ struct PodBindingDecision {
   std::string name;
   PodPlacement placement;
   bool fractional = false;
-  int64_t gpu_memory_limit_bytes = 0;
+  GpuMemoryTerms gpu_memory;
 };
 
 struct VictimDecision {

@@ -17,6 +17,8 @@
 #include "adapter/cycle_decisions.h"
 #include "adapter/event_recorder.h"
 #include "adapter/failure_log.h"
+#include "adapter/gpu_memory_metrics.h"
+#include "adapter/limit_enforcer.h"
 #include "adapter/object_translation.h"
 #include "adapter/status_reports.h"
 #include "adapter/task_pool.h"
@@ -216,12 +218,11 @@ struct KubeScheduler::Impl {
           auto pod = observed.pods.find(pod_key);
           if (pod == observed.pods.end()) continue;
           const auto [ns, name] = split_key(pod_key);
-          PodBindingDecision binding{pod_key, ns, name, placement, false, 0};
+          PodBindingDecision binding{pod_key, ns, name, placement, false, {}};
           auto read = pod_from_object(*pod->second, GpuModelCatalog());
           if (read) {
             binding.fractional = read->spec.gpu.is_fractional();
-            binding.gpu_memory_limit_bytes =
-                read->spec.gpu.kind == GpuRequest::Kind::kMemory ? read->spec.gpu.memory_limit_bytes : 0;
+            binding.gpu_memory = gpu_memory_terms(*read);
           }
           tasks.push_back([this, binding, now, &results_mutex,
                            uid = pod->second->value("/metadata/uid"_json_pointer, std::string())] {
@@ -388,13 +389,14 @@ struct KubeScheduler::Impl {
     const auto cycle_start = Clock::now();
     const ObservedObjects observed = observe();
     settle_memory(observed, now);
-    auto snapshot = build_snapshot(observed, memory, now);
+    auto snapshot = build_snapshot(observed, memory, now, options.gpu_memory_overcommit);
     if (!snapshot) {
       log_line(fmt::format("cycle skipped: {}", snapshot.error().message));
       cycle_started_at = 0;
       return;
     }
     report_queue_problems(snapshot->queue_problems, observed, now);
+    carry_out_limits(limits.review(*snapshot, now, metrics, log_line), observed, now);
     cycle_timing.snapshot_seconds = seconds_since(cycle_start);
 
     const ClusterState& cluster = *snapshot->cluster;
@@ -449,6 +451,8 @@ struct KubeScheduler::Impl {
     for (const Reservation& reservation : result->reservations)
       reserved_nodes += static_cast<double>(reservation.nodes.size());
     metrics.set_gauge("tessera_reserved_nodes", reserved_nodes);
+    metrics.set_gauge_family("tessera_gpu_memory_bytes", gpu_memory_samples(gpu_memory_by_pool(*snapshot->cluster)));
+    metrics.set_gauge("tessera_gpu_memory_limit_pending_workloads", gpu_memory_limit_pending(*result));
     {
       std::lock_guard lock(totals_mutex);
       totals.snapshot_seconds += cycle_timing.snapshot_seconds;
@@ -467,6 +471,43 @@ struct KubeScheduler::Impl {
           cycle_timing.engine_seconds * 1e3, cycle_timing.bind_seconds * 1e3));
     }
     cycle_started_at = 0;
+  }
+
+  // The limits step's verdicts (limit_enforcer.h): an event on the PodGroup, or on each pod of a
+  // workload without one; the pods of stopped workloads deleted, those of requeued ones evicted
+  // (both end within their termination grace, so work can save its state).
+  void carry_out_limits(const LimitActions& actions, const ObservedObjects& observed, double now) {
+    for (const LimitNotice& notice : actions.notices) {
+      const auto group = observed.pod_groups.find(notice.pod_group);
+      if (group != observed.pod_groups.end()) {
+        const auto [ns, name] = split_key(notice.pod_group);
+        emit({ns, "PodGroup", std::string(kApiVersion), name,
+              group->second->value("/metadata/uid"_json_pointer, std::string()), notice.type, notice.reason,
+              notice.message},
+             now);
+        continue;
+      }
+      for (const std::string& pod : notice.pod_keys) {
+        const auto [ns, name] = split_key(pod);
+        emit({ns, "Pod", "v1", name, uid_of(observed, pod), notice.type, notice.reason, notice.message}, now);
+      }
+    }
+    std::vector<std::function<void()>> tasks;
+    for (const auto& [pods, evict] : {std::pair{&actions.delete_pods, false}, std::pair{&actions.evict_pods, true}}) {
+      for (const std::string& pod : *pods) {
+        tasks.push_back([this, pod, evict = evict] {
+          const auto [ns, name] = split_key(pod);
+          const CallResult result = evict ? evict_pod(client, VictimDecision{pod, ns, name, Action::kReclaim, false})
+                                          : delete_pod(client, ns, name);
+          if (result.outcome != CallOutcome::kDone && result.outcome != CallOutcome::kGone) {
+            metrics.add_counter("tessera_api_errors_total", {{"operation", evict ? "limit-evict" : "limit-delete"}});
+            log_line(
+                fmt::format("{} {} for its limit failed: {}", evict ? "evicting" : "deleting", pod, result.message));
+          }
+        });
+      }
+    }
+    api_pool.run_all(std::move(tasks));
   }
 
   void carry_out(const Decisions& decisions, const ObservedObjects& observed, double now) {
@@ -595,6 +636,7 @@ struct KubeScheduler::Impl {
     for (const WaitingWorkload& waiting : decisions.waiting) {
       if (!waiting.pod_group.empty()) progress.waiting[waiting.pod_group] = &waiting;
     }
+    progress.limits = limits.standing();
     std::vector<std::function<void()>> tasks;
     for (const auto& [key, object] : observed.pod_groups) {
       json status = pod_group_status(*object, snapshot, progress, now);
@@ -751,6 +793,7 @@ struct KubeScheduler::Impl {
     }
     sync_seconds = seconds_since(sync_start);
     log_line(fmt::format("caches synced in {:.2f} s", sync_seconds.load()));
+    log_line(limits.describe());
     for (const kube::Informer* informer : owner_informers()) {
       if (informer->last_error().empty()) continue;
       log_line(fmt::format("not grouping by this kind of owner for now ({}); looked for again every 30 s",
@@ -830,6 +873,7 @@ struct KubeScheduler::Impl {
   std::map<std::string, double> pod_group_sent_at;  // PodGroup key -> when its creation was sent
   FailureLog failures{log_line};
   EventRecorder events{client, 2, kStateRefreshSeconds, &failures};
+  LimitEnforcer limits{options.telemetry};
   std::map<std::string, double> condition_written_at;  // pod key -> when its PodScheduled=False was written
   std::set<std::string> reported_queue_problems;
   CycleTiming cycle_timing;

@@ -10,7 +10,9 @@
 #include <memory>
 #include <string>
 
+#include "adapter/limit_enforcer.h"
 #include "adapter/metrics.h"
+#include "core/node_pool.h"
 #include "kube/api_client.h"
 #include "kube/leader_election.h"
 #include "scheduler/cycle.h"
@@ -39,6 +41,10 @@ struct SchedulerOptions {
   double assumed_binding_timeout_seconds = 30;
   double eviction_retry_seconds = 10;  // after a refused eviction, the wait before evicting for that workload again
   int64_t max_cycles = -1;             // stop after this many cycles (tests, benchmarks); -1: run until stopped
+  // Each node pool's GPU-memory overcommit (core/node_pool.h); empty: 1.0 everywhere.
+  GpuMemoryOvercommit gpu_memory_overcommit;
+  // GPU utilisation for idle-GPU limits (limit_enforcer.h); without a Prometheus URL idle detection is off.
+  TelemetryOptions telemetry;
 };
 
 // What one cycle did, for logs and benchmarks.

@@ -41,6 +41,13 @@ std::string_view metric_help(std::string_view name) {
   if (name == "tessera_evictions_total") return "Pods evicted through the Eviction API, by action.";
   if (name == "tessera_eviction_refusals_total") return "Evictions refused (429, a PodDisruptionBudget).";
   if (name == "tessera_pending_workloads") return "Workloads waiting at the end of the last cycle, by reason.";
+  if (name == "tessera_gpu_memory_bytes") {
+    return "GPU memory of each node pool: capacity, bound pods' requests and limits, and the cap the pool's "
+           "overcommit puts on limits.";
+  }
+  if (name == "tessera_gpu_memory_limit_pending_workloads") {
+    return "Workloads waiting because nodes had room for a pod's GPU memory request but not for its limit.";
+  }
   if (name == "tessera_reserved_nodes") return "Nodes reserved for waiting workloads after the last cycle.";
   if (name == "tessera_queue_allocated") return "Resources a queue holds (gpu in GPUs, cpu in cores, memory in bytes).";
   if (name == "tessera_queue_fair_share") return "A queue's fair share from the last cycle.";
@@ -57,6 +64,14 @@ std::string_view metric_help(std::string_view name) {
   if (name == "tessera_api_connection_retries_total") {
     return "Requests sent again on a new connection after the server had closed a kept-alive one.";
   }
+  if (name == "tessera_workload_idle_seconds") {
+    return "Seconds every GPU of a running workload with an idle-GPU limit has stayed idle, by workload.";
+  }
+  if (name == "tessera_workloads_ended_total") return "Workloads stopped by a limit, by rule (idle, max-runtime).";
+  if (name == "tessera_workloads_requeued_total") return "Workloads requeued by a limit, by rule (idle, max-runtime).";
+  if (name == "tessera_workloads_made_preemptible_total") return "Workloads a limit made preemptible, by rule.";
+  if (name == "tessera_gpu_telemetry_up") return "1 while the last read of GPU utilisation from Prometheus succeeded.";
+  if (name == "tessera_gpu_telemetry_errors_total") return "Reads of GPU utilisation from Prometheus that failed.";
   return "Tessera scheduler metric.";
 }
 

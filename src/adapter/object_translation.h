@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "adapter/object_fields.h"
 #include "core/gpu_model.h"
 #include "core/node.h"
 #include "core/pod.h"
@@ -32,6 +33,16 @@ enum class PodPhase : uint8_t { kPending, kRunning, kSucceeded, kFailed, kUnknow
 PodPhase pod_phase_named(std::string_view phase);
 
 // What the adapter reads of one pod.
+// What a GPU-memory pod tells the node agent through the annotations written at binding: its
+// request and limit in bytes and the resolver it chose (annotations.h). Zero bytes: not a
+// GPU-memory pod.
+struct GpuMemoryTerms {
+  int64_t request_bytes = 0;
+  int64_t limit_bytes = 0;
+  std::string resolver = "wait";  // wait, priority or swap (kGpuMemoryResolverAnnotation)
+  friend bool operator==(const GpuMemoryTerms&, const GpuMemoryTerms&) = default;
+};
+
 struct PodInfo {
   std::string key;  // "namespace/name"
   std::string namespace_name;
@@ -52,11 +63,18 @@ struct PodInfo {
   WorkloadKind kind = WorkloadKind::kTrain;
   bool preemptible_explicit = false;  // the annotation set preemptible
   std::vector<int> gpu_indices;       // annotation gpu-index (bound Tessera pods)
+  std::string gpu_memory_resolver = "wait";  // annotation gpu-memory-resolver, validated
   double created_at = 0;              // metadata.creationTimestamp, Unix seconds
   double started_at = 0;              // status.startTime, 0 when absent
   // spec.activeDeadlineSeconds: the kubelet ends the pod this long after it starts; 0 when absent.
   double active_deadline_seconds = 0;
+  // The annotations max-runtime and idle-limit: shorter limits than its queue's.
+  std::optional<double> max_runtime_seconds;
+  std::optional<double> idle_limit_seconds;
 };
+
+// The terms of a GPU-memory pod (empty for any other).
+GpuMemoryTerms gpu_memory_terms(const PodInfo& pod);
 
 // Reads a pod. Errors (a malformed annotation or quantity) name the pod and the field; the
 // adapter reports them on the pod instead of scheduling it. GPU models are looked up in
@@ -69,6 +87,18 @@ Result<PodInfo> pod_from_object(const nlohmann::json& pod, const GpuModelCatalog
 // spec.reclaimMinRuntime (durations). Per-model resources are added to `resources`
 // ("gpu/A100"). cpu is counted in millicores and memory in bytes, as the engine does.
 Result<QueueSpec> queue_from_object(const nlohmann::json& queue, ResourceNames& resources);
+
+// A Queue's spec.rules.{train,interactive,inference}.{maxRuntime, idleLimit, onExpiry, notice,
+// requeueDelay, warmupGrace, idleWindow} (durations) and idleThreshold (percent): its time and
+// idle-GPU limits (docs/design.md §6). Errors name the queue and the field.
+Result<WorkRulesByKind> work_rules_from(const ObjectFields& fields);
+
+// The limits a pod asks for through the max-runtime and idle-limit annotations.
+struct AskedLimits {
+  std::optional<double> max_runtime_seconds;
+  std::optional<double> idle_limit_seconds;
+};
+Result<AskedLimits> asked_limits(const ObjectFields& fields, const Labels& annotations);
 
 // A PodGroup: spec.minMember, spec.queue, and optional spec.priority, spec.preemptible,
 // spec.workloadType.

@@ -27,8 +27,9 @@ Result<std::optional<WorkloadKind>> workload_type(const ObjectFields& fields) {
   if (type->empty()) return std::optional<WorkloadKind>();
   if (*type == "train") return std::optional<WorkloadKind>(WorkloadKind::kTrain);
   if (*type == "interactive") return std::optional<WorkloadKind>(WorkloadKind::kInteractive);
+  if (*type == "inference") return std::optional<WorkloadKind>(WorkloadKind::kInference);
   return fields.error("spec.workloadType",
-                      fmt::format("'{}' is not a workload type: expected train or interactive", *type));
+                      fmt::format("'{}' is not a workload type: expected train, interactive or inference", *type));
 }
 
 }  // namespace

@@ -132,8 +132,26 @@ Result<WorkloadKind> workload_kind(const ObjectFields& fields, const Labels& ann
   const std::string* type = find_entry(annotations, kWorkloadTypeAnnotation);
   if (type == nullptr || *type == "train") return WorkloadKind::kTrain;
   if (*type == "interactive") return WorkloadKind::kInteractive;
+  if (*type == "inference") return WorkloadKind::kInference;
   return fields.error(annotation_field(kWorkloadTypeAnnotation),
-                      fmt::format("'{}' is not a workload type: expected train or interactive", *type));
+                      fmt::format("'{}' is not a workload type: expected train, interactive or inference", *type));
+}
+
+// wait (the default), priority or swap: what the node does when the pods of a device burst
+// past its memory together.
+Result<std::string> gpu_memory_resolver(const ObjectFields& fields, const Labels& annotations, const GpuRequest& gpu) {
+  const std::string* value = find_entry(annotations, kGpuMemoryResolverAnnotation);
+  if (value == nullptr) return std::string("wait");
+  if (gpu.kind != GpuRequest::Kind::kMemory) {
+    return fields.error(annotation_field(kGpuMemoryResolverAnnotation),
+                        fmt::format("set only together with {}", kGpuMemoryAnnotation));
+  }
+  if (*value == "wait" || *value == "priority" || *value == "swap") return *value;
+  return fields.error(annotation_field(kGpuMemoryResolverAnnotation),
+                      fmt::format("'{}' is not a GPU memory resolver: expected wait (allocations wait until memory "
+                                  "frees), priority (lower-priority or idle pods' processes end) or swap (allocations "
+                                  "move to host memory and back)",
+                                  *value));
 }
 
 Result<std::optional<bool>> preemptible_override(const ObjectFields& fields, const Labels& annotations) {
@@ -220,6 +238,9 @@ Status read_requirements(const ObjectFields& fields, const Labels& annotations, 
   auto gpu = pod_gpu_request(fields, annotations);
   if (!gpu) return gpu.error();
   spec.gpu = *gpu;
+  auto resolver = gpu_memory_resolver(fields, annotations, spec.gpu);
+  if (!resolver) return resolver.error();
+  info.gpu_memory_resolver = std::move(*resolver);
 
   auto selector = fields.string_map("spec.nodeSelector");
   if (!selector) return selector.error();
@@ -250,6 +271,10 @@ Status read_requirements(const ObjectFields& fields, const Labels& annotations, 
   auto deadline = fields.integer("spec.activeDeadlineSeconds");
   if (!deadline) return deadline.error();
   info.active_deadline_seconds = static_cast<double>(deadline->value_or(0));
+  auto asked = asked_limits(fields, annotations);
+  if (!asked) return asked.error();
+  info.max_runtime_seconds = asked->max_runtime_seconds;
+  info.idle_limit_seconds = asked->idle_limit_seconds;
   return Ok{};
 }
 
@@ -273,6 +298,11 @@ Result<PodInfo> pod_from_object(const nlohmann::json& pod, const GpuModelCatalog
     return requirements.error();
   }
   return info;
+}
+
+GpuMemoryTerms gpu_memory_terms(const PodInfo& pod) {
+  if (pod.spec.gpu.kind != GpuRequest::Kind::kMemory) return {};
+  return {pod.spec.gpu.memory_bytes, pod.spec.gpu.memory_limit_bytes, pod.gpu_memory_resolver};
 }
 
 PodPhase pod_phase_named(std::string_view phase) {

@@ -154,6 +154,9 @@ Result<QueueSpec> queue_from_object(const nlohmann::json& queue, ResourceNames& 
   auto reclaim = min_runtime(fields, "spec.reclaimMinRuntime");
   if (!reclaim) return reclaim.error();
   spec.reclaim_min_runtime_seconds = *reclaim;
+  auto rules = work_rules_from(fields);
+  if (!rules) return rules.error();
+  spec.work_rules = *rules;
   return spec;
 }
 

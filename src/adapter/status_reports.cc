@@ -85,13 +85,21 @@ json pod_group_status(const json& current, const Snapshot& snapshot, const PodGr
     condition["message"] = "waiting for the next scheduling cycle";
   }
   condition = with_transition_time(std::move(condition), current, now);
+  json conditions = json::array({condition});
+  if (auto limit = progress.limits.find(key); limit != progress.limits.end()) {
+    conditions.push_back(with_transition_time({{"type", "WorkLimit"},
+                                               {"status", limit->second.in_force ? "True" : "False"},
+                                               {"reason", limit->second.reason},
+                                               {"message", limit->second.message}},
+                                              current, now));
+  }
   return {{"phase", phase},
           {"scheduled", scheduled},
           {"running", running},
           {"pending", pending},
           {"succeeded", succeeded},
           {"failed", failed},
-          {"conditions", json::array({condition})}};
+          {"conditions", std::move(conditions)}};
 }
 
 std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const CycleResult& result,

@@ -13,9 +13,18 @@
 
 namespace tessera::adapter {
 
+// What a workload's time or idle-GPU limit last said (limit_enforcer.h): the PodGroup's condition
+// WorkLimit, True while a notice or its outcome stands, False once a notice was withdrawn.
+struct LimitStanding {
+  bool in_force = true;
+  std::string reason;   // LimitNotice, LimitStopped, LimitRequeued, LimitPreemptible, LimitNoticeWithdrawn
+  std::string message;  // "idle for 45 min (limit 60 min, GPU utilisation under 5%): stops in 15 min ..."
+};
+
 struct PodGroupProgress {
   std::set<std::string> bound;                            // pod keys bound or being bound after this cycle
   std::map<std::string, const WaitingWorkload*> waiting;  // PodGroup key -> why it waits
+  std::map<std::string, LimitStanding> limits;            // PodGroup key -> what its limits last said
 };
 
 // The status a PodGroup should have. `current` is the object as cached: its condition keeps

@@ -52,8 +52,9 @@ int milli_per_device(const PodSpec& pod, int64_t device_memory) {
 
 class SnapshotBuilder {
  public:
-  SnapshotBuilder(const ObservedObjects& observed, const SchedulerMemory& memory, double now)
-      : observed_(observed), memory_(memory), now_(now) {}
+  SnapshotBuilder(const ObservedObjects& observed, const SchedulerMemory& memory, double now,
+                  const GpuMemoryOvercommit& overcommit)
+      : observed_(observed), memory_(memory), now_(now), overcommit_(overcommit) {}
 
   Result<Snapshot> build() {
     read_nodes();
@@ -77,6 +78,7 @@ class SnapshotBuilder {
     for (const auto& [key, object] : observed_.nodes) {
       auto node = node_from_object(*object, models_);
       if (!node) continue;  // a node the engine cannot read is a node it does not use
+      node->gpu_memory_overcommit_milli = overcommit_.for_pool(node_pool(node->labels));
       node_index_[node->name] = static_cast<int>(nodes_.size());
       nodes_.push_back(std::move(*node));
     }
@@ -292,7 +294,7 @@ class SnapshotBuilder {
         placeholder.name = "foreign-portion";
         placeholder.gpu = GpuRequest::portion(milli);
         const PodId id = snapshot_.cluster->add_pod(placeholder);
-        snapshot_.pods.push_back({"", "", "", true, 0});
+        snapshot_.pods.push_back({"", "", "", true, {}});
         snapshot_.cluster->bind(id,
                                 Binding{static_cast<NodeIndex>(index), {static_cast<int16_t>(*engine_device)}, milli});
       }
@@ -339,12 +341,15 @@ class SnapshotBuilder {
       binding.milli_per_device = kMilliPerGpu;
       return binding;
     }
+    // The pod keeps the device it names while its request fits there, even where the limits
+    // now pass the pool's overcommit (lowered since): the snapshot shows what runs.
     int device = devices.size() == 1 ? devices.front() : -1;
-    if (device < 0 || !device_fits_fraction(spec, state, pod, device)) device = tightest_device(spec, state, pod);
+    if (device < 0 ||
+        pod.gpu.milli_on_device(spec.gpus[static_cast<size_t>(device)].memory_bytes) > state.gpu_free_milli(device)) {
+      device = tightest_device(spec, state, pod);
+    }
     if (device < 0) return std::nullopt;
-    binding.devices = {static_cast<int16_t>(device)};
-    binding.milli_per_device = milli_per_device(pod, spec.gpus[static_cast<size_t>(device)].memory_bytes);
-    return binding;
+    return Binding::on_device(*node, device, pod.gpu, spec.gpus[static_cast<size_t>(device)].memory_bytes);
   }
 
   void hold(const Group& group, std::string reason, std::string message) {
@@ -496,6 +501,13 @@ class SnapshotBuilder {
       time_limit = std::max(time_limit, pod->info.active_deadline_seconds);
     }
     spec.time_limit_seconds = every_pod_limited ? time_limit : 0;
+    // The shortest limit any pod asks for (the queue's rules clamp it).
+    for (const ReadPod* pod : members) {
+      for (auto [asked, field] : {std::pair{pod->info.max_runtime_seconds, &WorkloadSpec::max_runtime_seconds},
+                                  std::pair{pod->info.idle_limit_seconds, &WorkloadSpec::idle_limit_seconds}}) {
+        if (asked && (!(spec.*field) || *asked < *(spec.*field))) spec.*field = asked;
+      }
+    }
     double submitted_at = pod_group ? pod_group->created_at : first.created_at;
     for (const ReadPod* pod : members) {
       PodSpec pod_spec = pod->info.spec;
@@ -513,7 +525,7 @@ class SnapshotBuilder {
       const ReadPod& pod = *members[position];
       const PodSpec& pod_spec = spec.pods[position];
       SnapshotPod entry{pod.info.key, pod.info.namespace_name, pod.info.name, pod_spec.gpu.is_fractional(),
-                        pod_spec.gpu.kind == GpuRequest::Kind::kMemory ? pod_spec.gpu.memory_limit_bytes : 0};
+                        gpu_memory_terms(pod.info)};
       const PodId pod_id = workload.pods[position];
       if (snapshot_.pods.size() <= static_cast<size_t>(pod_id)) snapshot_.pods.resize(static_cast<size_t>(pod_id) + 1);
       snapshot_.pods[static_cast<size_t>(pod_id)] = std::move(entry);
@@ -535,6 +547,7 @@ class SnapshotBuilder {
   const ObservedObjects& observed_;
   const SchedulerMemory& memory_;
   const double now_;
+  const GpuMemoryOvercommit& overcommit_;
   Snapshot snapshot_;
   GpuModelCatalog models_;
   std::vector<NodeSpec> nodes_;
@@ -551,8 +564,9 @@ class SnapshotBuilder {
 
 }  // namespace
 
-Result<Snapshot> build_snapshot(const ObservedObjects& observed, const SchedulerMemory& memory, double now) {
-  return SnapshotBuilder(observed, memory, now).build();
+Result<Snapshot> build_snapshot(const ObservedObjects& observed, const SchedulerMemory& memory, double now,
+                                const GpuMemoryOvercommit& overcommit) {
+  return SnapshotBuilder(observed, memory, now, overcommit).build();
 }
 
 PodPlacement placement_of(const Snapshot& snapshot, const Binding& binding) {

@@ -13,6 +13,7 @@
 #include "adapter/object_translation.h"
 #include "adapter/scheduler_memory.h"
 #include "adapter/workload_owners.h"
+#include "core/node_pool.h"
 #include "core/result.h"
 #include "engine/cluster_state.h"
 #include "kube/informer.h"
@@ -38,7 +39,7 @@ struct SnapshotPod {
   std::string namespace_name;
   std::string name;
   bool fractional = false;
-  int64_t gpu_memory_limit_bytes = 0;  // for the environment of a memory-fraction pod
+  GpuMemoryTerms gpu_memory;  // for the annotations and environment of a GPU-memory pod
 };
 
 // A workload the engine does not see, and why: its pods' events and its PodGroup say so.
@@ -78,7 +79,9 @@ struct Snapshot {
 
 // Builds the world. Fails only when the queue tree as a whole is unusable (a cycle of parents,
 // say); single bad objects are left out and reported in `held` / `queue_problems`.
-Result<Snapshot> build_snapshot(const ObservedObjects& observed, const SchedulerMemory& memory, double now);
+// `overcommit` gives each node pool's GPU-memory overcommit (core/node_pool.h).
+Result<Snapshot> build_snapshot(const ObservedObjects& observed, const SchedulerMemory& memory, double now,
+                                const GpuMemoryOvercommit& overcommit = {});
 
 // The placement a binding in the snapshot stands for, with physical device indices.
 PodPlacement placement_of(const Snapshot& snapshot, const Binding& binding);

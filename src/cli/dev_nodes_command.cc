@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apiserver/node_objects.h"
+#include "cli/dev_command.h"
 #include "cli/user/yaml_text.h"
 #include "sim/scenario_loader.h"
 #include "wire/timestamp.h"
@@ -65,13 +66,7 @@ int run_dev_nodes(const DevNodesFlags& flags) {
 
 void add_dev_nodes_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<DevNodesFlags>();
-  const std::vector<CLI::App*> existing =
-      app.get_subcommands([](CLI::App* subcommand) { return subcommand->get_name() == "dev"; });
-  CLI::App* dev = existing.empty() ? nullptr : existing.front();
-  if (dev == nullptr) {
-    dev = app.add_subcommand("dev", "Development tools");
-    dev->require_subcommand(1);
-  }
+  CLI::App* dev = dev_command(app);
   CLI::App* nodes = dev->add_subcommand(
       "nodes",
       "Print a cluster file's nodes as a v1 List of Node objects to create on a real API server: capacity with "

@@ -5,6 +5,7 @@
 
 #include "cli/bench_command.h"
 #include "cli/dev_cluster_command.h"
+#include "cli/dev_gpu_metrics_command.h"
 #include "cli/dev_nodes_command.h"
 #include "cli/entry_point.h"
 #include "cli/scheduler_command.h"
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   tessera::add_bench_command(app, exit_code);
   tessera::add_dev_cluster_command(app, exit_code);
   tessera::add_dev_nodes_command(app, exit_code);
+  tessera::add_dev_gpu_metrics_command(app, exit_code);
   tessera::add_scheduler_command(app, exit_code);
   tessera::cli::add_user_commands(app, exit_code);
   return tessera::run_app(app, argc, argv, exit_code);

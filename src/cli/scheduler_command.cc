@@ -8,6 +8,7 @@
 
 #include "adapter/kube_scheduler.h"
 #include "cli/cycle_flags.h"
+#include "core/node_pool.h"
 #include "core/stop_signal.h"
 #include "kube/api_client.h"
 #include "kube/kubeconfig.h"
@@ -30,6 +31,7 @@ struct SchedulerCommandOptions {
   // A move is an eviction on Kubernetes (only pods a controller recreates come back): off unless asked.
   CycleFlags cycle = {.reclaim_moves = false};
   bool no_events = false;
+  std::string gpu_memory_overcommit;
 };
 
 std::string default_identity() {
@@ -54,6 +56,14 @@ int run_scheduler(SchedulerCommandOptions options) {
                stderr);
     return 2;
   }
+  if (!options.gpu_memory_overcommit.empty()) {
+    auto overcommit = parse_gpu_memory_overcommit(options.gpu_memory_overcommit);
+    if (!overcommit) {
+      std::fputs(fmt::format("error: --gpu-memory-overcommit: {}\n", overcommit.error().message).c_str(), stderr);
+      return 2;
+    }
+    options.scheduler.gpu_memory_overcommit = std::move(*overcommit);
+  }
   options.scheduler.cycle = options.cycle.options();
   options.scheduler.events = !options.no_events;
   if (options.scheduler.election.identity.empty()) options.scheduler.election.identity = default_identity();
@@ -76,6 +86,10 @@ void add_scheduler_options(CLI::App* command, int& exit_code) {
                       "Kubeconfig file; default $KUBECONFIG, ~/.kube/config, else the in-cluster service account");
   command->add_option("--context", options->context, "Kubeconfig context; default its current-context");
   command->add_option("--policy", options->scheduler.policy, "Placement policy")->capture_default_str();
+  command->add_option("--gpu-memory-overcommit", options->gpu_memory_overcommit,
+                      "How far the GPU memory limits of the pods on one device may add up, as a ratio of its memory: "
+                      "RATIO for every node pool, or POOL=RATIO,... by the node label "
+                      "scheduling.tessera.dev/node-pool (pool 'default' for nodes without it); 1 to 8, default 1");
   command
       ->add_option("--cycle-interval", options->scheduler.cycle_interval_seconds,
                    "Seconds between cycles when nothing changes")
@@ -88,6 +102,19 @@ void add_scheduler_options(CLI::App* command, int& exit_code) {
       ->capture_default_str();
   add_cycle_flags(*command, options->cycle, "",
                   ". A move is an eviction here: only pods a controller recreates come back");
+  command->add_option("--prometheus-url", options->scheduler.telemetry.prometheus_url,
+                      "Prometheus server (http://HOST:PORT) to read GPU utilisation from for idle-GPU limits; "
+                      "without it idle detection is off");
+  command
+      ->add_option("--gpu-utilisation-query", options->scheduler.telemetry.query,
+                   "PromQL instant query giving per namespace and pod the GPU utilisation in percent; $window is "
+                   "the idle window (\"300s\")")
+      ->capture_default_str();
+  command
+      ->add_option("--gpu-utilisation-interval", options->scheduler.telemetry.read_interval_seconds,
+                   "Seconds between two reads of GPU utilisation")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   command->add_flag("--no-events", options->no_events, "Write no Kubernetes Events");
   command->add_flag("--leader-elect", options->scheduler.leader_elect,
                     "Run cycles only while holding the leader Lease (for several replicas)");

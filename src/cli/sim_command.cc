@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/cycle_flags.h"
+#include "cli/gpu_memory_sim.h"
 #include "cli/policy_list.h"
 #include "policy/policy_registry.h"
 #include "sim/arrival_replay.h"
@@ -44,6 +45,8 @@ struct SimOptions {
   std::string report_dir = "tessera-report";
   bool no_report = false;
   bool check_invariants = false;
+  GpuMemorySimFlags gpu_memory;
+  std::string work_limits = "on";  // on, off, or both (one replay each, compared)
 };
 
 void print_arrival_table(const ArrivalReport& report) {
@@ -169,6 +172,43 @@ void print_queue_summary(const TimelinePolicyResult& policy, double start_second
              }());
 }
 
+void print_limit_summary(const TimelinePolicyResult& policy) {
+  const LimitSummary& limits = policy.cycle->limits;
+  if (!limits.enabled) {
+    fmt::print("  time and idle limits: off; {:.1f} of {:.1f} GPU-hours held idle; train wait p50 {}, p90 {}\n",
+               limits.idle_gpu_hours, limits.gpu_hours, short_duration(limits.train_wait_seconds.p50),
+               short_duration(limits.train_wait_seconds.p90));
+    return;
+  }
+  fmt::print(
+      "  time and idle limits: {} notices ({} withdrawn), {} stopped, {} requeued, {} made preemptible ({} by the idle "
+      "limit, {} false positives); {:.1f} of {:.1f} GPU-hours held idle; train wait p50 {}, p90 {}\n",
+      limits.notices, limits.withdrawn, limits.stopped, limits.requeued, limits.made_preemptible, limits.by_idle_limit,
+      limits.false_positives, limits.idle_gpu_hours, limits.gpu_hours, short_duration(limits.train_wait_seconds.p50),
+      short_duration(limits.train_wait_seconds.p90));
+  for (const std::string& example : limits.examples) fmt::print("    {}\n", example);
+}
+
+// The same replay with the limits off and on, policy by policy.
+void print_limit_comparison(const TimelineReport& off, const TimelineReport& on) {
+  fmt::print("\nTime and idle limits, off -> on:\n");
+  fmt::print("  {:<12} {:>22} {:>14} {:>22} {:>22} {:>18} {:>16}\n", "policy", "idle GPU-hours held", "recovered",
+             "train wait p50", "train wait p90", "stopped/requeued", "false positives");
+  for (size_t i = 0; i < off.policies.size() && i < on.policies.size(); ++i) {
+    if (!off.policies[i].cycle || !on.policies[i].cycle) continue;
+    const LimitSummary& before = off.policies[i].cycle->limits;
+    const LimitSummary& after = on.policies[i].cycle->limits;
+    fmt::print("  {:<12} {:>22} {:>14.1f} {:>22} {:>22} {:>18} {:>16}\n", on.policies[i].policy,
+               fmt::format("{:.1f} -> {:.1f}", before.idle_gpu_hours, after.idle_gpu_hours),
+               before.idle_gpu_hours - after.idle_gpu_hours,
+               fmt::format("{} -> {}", short_duration(before.train_wait_seconds.p50),
+                           short_duration(after.train_wait_seconds.p50)),
+               fmt::format("{} -> {}", short_duration(before.train_wait_seconds.p90),
+                           short_duration(after.train_wait_seconds.p90)),
+               fmt::format("{}/{}", after.stopped, after.requeued), after.false_positives);
+  }
+}
+
 void print_timeline_table(const TimelineReport& report) {
   fmt::print("{} — {} nodes, {} GPUs; simulated {:.1f} h{}\n", report.scenario, report.nodes, report.gpus,
              (report.end_seconds - report.start_seconds) / 3600.0,
@@ -188,7 +228,9 @@ void print_timeline_table(const TimelineReport& report) {
         "quota); deserved p50, max: time (cycles) until owed nothing.\n",
         report.cycle_interval_seconds);
     for (const TimelinePolicyResult& policy : report.policies) {
-      if (policy.cycle) print_queue_summary(policy, report.start_seconds);
+      if (!policy.cycle) continue;
+      print_queue_summary(policy, report.start_seconds);
+      print_limit_summary(policy);
     }
   }
 }
@@ -212,6 +254,13 @@ int write_outputs(const nlohmann::json& json, const std::string& html, const Sim
 }
 
 int run_sim(SimOptions options) {
+  if (options.mode == "gpu-memory") {
+    if (!options.json_path.empty()) {
+      fmt::print(stderr, "error: --json: gpu-memory mode prints its tables only (docs/gpu-memory-sim.md)\n");
+      return 2;
+    }
+    return run_gpu_memory_sim(options.gpu_memory, options.seeds, options.first_seed);
+  }
   if (!(options.cycle_interval_seconds > 0) || !std::isfinite(options.cycle_interval_seconds)) {
     fmt::print(stderr, "error: --cycle-interval {} is not a positive number of seconds\n",
                options.cycle_interval_seconds);
@@ -254,12 +303,28 @@ int run_sim(SimOptions options) {
   timeline.horizon_seconds = options.horizon_seconds;
   timeline.threads = options.threads;
   timeline.check_invariants = options.check_invariants;
+  timeline.work_limits = options.work_limits != "off";
+  std::optional<TimelineReport> without_limits;
+  if (options.work_limits == "both") {
+    TimelineOptions off = timeline;
+    off.work_limits = false;
+    auto report = run_timeline_experiment(*scenario, policies, off);
+    if (!report) {
+      fmt::print(stderr, "error: {}\n", report.error().message);
+      return 2;
+    }
+    fmt::print("With the time and idle limits off:\n");
+    print_timeline_table(*report);
+    fmt::print("\nWith the time and idle limits on:\n");
+    without_limits = std::move(*report);
+  }
   auto report = run_timeline_experiment(*scenario, policies, timeline);
   if (!report) {
     fmt::print(stderr, "error: {}\n", report.error().message);
     return 2;
   }
   print_timeline_table(*report);
+  if (without_limits) print_limit_comparison(*without_limits, *report);
   return write_outputs(timeline_report_json(*report), options.no_report ? "" : timeline_report_html(*report), options);
 }
 
@@ -271,8 +336,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("sim", "Replay a cluster and a workload through the placement policies and report");
   sim->add_option("--mode", options->mode,
                   "arrival: pods arrive and never leave (the FGD experiment); timeline: pods arrive and leave at their "
-                  "trace times")
-      ->check(CLI::IsMember({"arrival", "timeline"}))
+                  "trace times; gpu-memory: inference pods asking for GPU memory as request and limit against their "
+                  "peak (docs/gpu-memory-sim.md)")
+      ->check(CLI::IsMember({"arrival", "timeline", "gpu-memory"}))
       ->capture_default_str();
   sim->add_option("--cluster", options->scenario.cluster,
                   "Nodes: builtin:NAME, an Alibaba node-list CSV, or a scenario YAML")
@@ -287,7 +353,9 @@ void add_sim_command(CLI::App& app, int& exit_code) {
   sim->add_option("--policy", options->policies,
                   fmt::format("Comma-separated policies to compare: {}", fmt::join(policy_names(), ", ")))
       ->capture_default_str();
-  sim->add_option("--seeds", options->seeds, "Arrival mode: number of seeds (runs per policy)")
+  sim->add_option("--seeds", options->seeds,
+                  "Arrival mode: number of seeds (runs per policy); gpu-memory mode: seeds to tune on, and as many "
+                  "after them to report on")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   sim->add_option("--first-seed", options->first_seed, "Arrival mode: the first seed; the others follow it")
@@ -319,6 +387,11 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "Timeline mode, scenarios with queues: simulated seconds between two scheduling cycles (> 0)")
       ->capture_default_str();
   add_cycle_flags(*sim, options->cycle, "Timeline mode, scenarios with queues: ", "");
+  sim->add_option("--work-limits", options->work_limits,
+                  "Timeline mode, scenarios with queues: apply the queues' time and idle-GPU limits (on), replay as if "
+                  "none were set (off), or both, compared")
+      ->check(CLI::IsMember({"on", "off", "both"}))
+      ->capture_default_str();
   sim->add_option("--json", options->json_path,
                   "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");
   sim->add_option("--report", options->report_dir, "Directory for the HTML report (index.html) and results.json")
@@ -329,6 +402,7 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sim->add_flag("--check-invariants", options->check_invariants,
                 "Verify the safety invariants after every placement, or after every scheduling cycle (slow)");
+  add_gpu_memory_flags(*sim, options->gpu_memory);
   sim->callback([options, &exit_code] { exit_code = run_sim(*options); });
 }
 

@@ -44,6 +44,22 @@ struct GpuRequest {
     return 0;
   }
 
+  // What the request's limit occupies of such a device, in milli: a memory request's burst limit
+  // (rounded up, like the request), the request itself for the other kinds. Held against the
+  // device's overcommit cap (NodeSpec::gpu_memory_overcommit_milli), never against its memory.
+  int limit_milli_on_device(int64_t device_memory_bytes) const {
+    if (kind != Kind::kMemory || memory_limit_bytes <= memory_bytes) return milli_on_device(device_memory_bytes);
+    if (device_memory_bytes <= 0) return kMilliPerGpu + 1;
+    return static_cast<int>((memory_limit_bytes * kMilliPerGpu + device_memory_bytes - 1) / device_memory_bytes);
+  }
+  // The limit's share beyond the request on such a device, in milli: 0 but for a memory request
+  // that may burst.
+  int burst_milli_on_device(int64_t device_memory_bytes) const {
+    return kind == Kind::kMemory && memory_limit_bytes > memory_bytes
+               ? limit_milli_on_device(device_memory_bytes) - milli_on_device(device_memory_bytes)
+               : 0;
+  }
+
   // Total GPU amount in milli, as counted for allocation ratios. Memory requests count the
   // portion of the device they were placed on, so this is only the nominal amount.
   int64_t nominal_milli() const {

@@ -28,6 +28,10 @@ struct NodeSpec {
   Labels labels;
   std::vector<Taint> taints;
   bool schedulable = true;
+  // How far the GPU-memory limits of the pods on one device may add up, in milli of its memory:
+  // 1000 (a ratio of 1.0) lets no limit overcommit it, 1500 lets limits reach 1.5 times it.
+  // Requests never pass the memory itself. Set from the node's pool (core/node_pool.h).
+  int gpu_memory_overcommit_milli = 1000;
 
   int gpu_count() const { return static_cast<int>(gpus.size()); }
 };

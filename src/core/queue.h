@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/work_rules.h"
+
 namespace tessera {
 
 using ResourceId = size_t;
@@ -85,6 +87,9 @@ struct QueueSpec {
   // absent all the way up: 0.
   std::optional<double> preempt_min_runtime_seconds = std::nullopt;
   std::optional<double> reclaim_min_runtime_seconds = std::nullopt;
+  // Time limits and idle-GPU limits per workload kind (docs/design.md §6); each unset field is
+  // the parent's.
+  WorkRulesByKind work_rules = {};
 
   QueueQuota quota_for(ResourceId resource) const { return resource < quota.size() ? quota[resource] : QueueQuota{}; }
 };

@@ -21,7 +21,7 @@ auto static_features(const NodeSpec& node, const std::set<std::string>& selector
     if (auto it = node.labels.find(key); it != node.labels.end()) selected.insert(*it);
   }
   return std::make_tuple(node.allocatable.cpu_milli, node.allocatable.memory_bytes, gpus, selected, taints,
-                         node.schedulable);
+                         node.schedulable, node.gpu_memory_overcommit_milli);
 }
 
 }  // namespace
@@ -79,7 +79,7 @@ NodeStateKey ClusterState::key_of(NodeIndex node) const {
   const auto& kinds = device_kind_[static_cast<size_t>(node)];
   key.devices.reserve(kinds.size());
   for (size_t device = 0; device < kinds.size(); ++device) {
-    key.devices.push_back(int32_t{kinds[device]} << 11 | state.gpu_used_milli[device]);
+    key.devices.push_back(device_code(kinds[device], state, static_cast<int>(device)));
   }
   std::sort(key.devices.begin(), key.devices.end());
   return key;
@@ -102,6 +102,9 @@ bool ClusterState::fits(PodId id, const Binding& binding) const {
   for (int16_t device : binding.devices) {
     if (device < 0 || static_cast<size_t>(device) >= state.gpu_used_milli.size() ||
         state.gpu_used_milli[static_cast<size_t>(device)] + binding.milli_per_device > kMilliPerGpu)
+      return false;
+    if (binding.burst_milli > 0 && state.device_limit_milli(device) + binding.milli_per_device + binding.burst_milli >
+                                       node_spec(binding.node).gpu_memory_overcommit_milli)
       return false;
   }
   return true;

@@ -95,11 +95,11 @@ class ClusterState {
   const NodeReservation& reservation(NodeIndex node) const { return reservations_[static_cast<size_t>(node)]; }
   bool has_reservations() const { return reserved_nodes_ > 0; }
 
-  // A device's kind on its node (model and memory) and usage in one number: devices with equal
-  // codes on nodes of one group are interchangeable.
+  // A device's kind on its node (model and memory) and usage (portion and burst) in one number:
+  // devices with equal codes on nodes of one group are interchangeable. The burst stays below
+  // 2^13 (limits reach at most kMaxGpuMemoryOvercommitMilli), the portion below 2^11.
   int32_t device_code(NodeIndex node, int device) const {
-    return int32_t{device_kind_[static_cast<size_t>(node)][static_cast<size_t>(device)]} << 11 |
-           node_state(node).gpu_used_milli[static_cast<size_t>(device)];
+    return device_code(device_kind_[static_cast<size_t>(node)][static_cast<size_t>(device)], node_state(node), device);
   }
 
  private:
@@ -113,6 +113,10 @@ class ClusterState {
   // so that they do not make every node a class of its own.
   void classify_nodes();
   NodeStateKey key_of(NodeIndex node) const;
+  static int32_t device_code(int16_t kind, const NodeState& state, int device) {
+    return int32_t{kind} << 24 | state.device_burst_milli(device) << 11 |
+           state.gpu_used_milli[static_cast<size_t>(device)];
+  }
   void regroup(NodeIndex node) { groups_.assign(node, key_of(node)); }
 
   std::shared_ptr<const ClusterSpec> spec_;

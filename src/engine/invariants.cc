@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "policy/feasibility.h"
 
 namespace tessera {
@@ -51,7 +53,8 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
     const NodeSpec& spec = cluster.node_spec(node);
     const NodeState& actual = cluster.node_state(node);
     const NodeState& expected = recomputed[static_cast<size_t>(node)];
-    if (actual.free != expected.free || actual.gpu_used_milli != expected.gpu_used_milli) {
+    if (actual.free != expected.free || actual.gpu_used_milli != expected.gpu_used_milli ||
+        actual.gpu_burst_milli != expected.gpu_burst_milli) {
       violations.push_back(fmt::format("node {} usage differs from the sum of its bound pods", spec.name));
     }
     const int64_t free_milli = expected.gpu_free_total();
@@ -66,6 +69,11 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
       int used = expected.gpu_used_milli[static_cast<size_t>(device)];
       if (used > kMilliPerGpu || used < 0) {
         violations.push_back(fmt::format("node {} GPU {} holds {} milli", spec.name, device, used));
+      }
+      if (expected.device_limit_milli(device) > std::max(spec.gpu_memory_overcommit_milli, used)) {
+        violations.push_back(fmt::format("node {} GPU {} holds limits of {} milli, over its overcommit cap of {}",
+                                         spec.name, device, expected.device_limit_milli(device),
+                                         spec.gpu_memory_overcommit_milli));
       }
       int whole = whole_owners[static_cast<size_t>(node)][static_cast<size_t>(device)];
       int shared = sharers[static_cast<size_t>(node)][static_cast<size_t>(device)];

@@ -18,7 +18,7 @@ struct NodeStateKey {
   int32_t node_class = 0;
   int64_t free_cpu_milli = 0;
   int64_t free_memory_bytes = 0;
-  std::vector<int32_t> devices;  // (device kind << 11 | used milli), sorted
+  std::vector<int32_t> devices;  // ClusterState::device_code of each device, sorted
   int32_t reserved_for = -1;     // NodeReservation::holder: reserved nodes group apart
 
   friend bool operator==(const NodeStateKey&, const NodeStateKey&) = default;

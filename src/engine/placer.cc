@@ -8,6 +8,34 @@
 
 namespace tessera {
 
+void FailureSummary::count(Predicate predicate, int nodes, const NodeSpec& spec, const PodSpec& pod) {
+  nodes_by_predicate[static_cast<size_t>(predicate)] += nodes;
+  if (predicate != Predicate::kGpuMemoryLimit) return;
+  auto mebibytes = [](int64_t bytes) { return static_cast<int32_t>((bytes + kMiB - 1) / kMiB); };
+  gpu_memory_request_mib = mebibytes(pod.gpu.memory_bytes);
+  gpu_memory_limit_mib = mebibytes(pod.gpu.memory_limit_bytes);
+  const auto overcommit = static_cast<int16_t>(spec.gpu_memory_overcommit_milli);
+  overcommit_low_milli = overcommit_low_milli > 0 ? std::min(overcommit_low_milli, overcommit) : overcommit;
+  overcommit_high_milli = std::max(overcommit_high_milli, overcommit);
+}
+
+namespace {
+
+std::string gibibytes(int32_t mebibytes) { return fmt::format("{:.4g}Gi", mebibytes / 1024.0); }
+
+std::string memory_limit_phrase(const FailureSummary& summary, int nodes) {
+  const std::string overcommit =
+      summary.overcommit_low_milli == summary.overcommit_high_milli
+          ? fmt::format("{:g}", summary.overcommit_low_milli / 1000.0)
+          : fmt::format("{:g} to {:g}", summary.overcommit_low_milli / 1000.0, summary.overcommit_high_milli / 1000.0);
+  return fmt::format(
+      "GPU memory limits: {} node{} {} room for the {} request but not for the {} limit at overcommit {}", nodes,
+      nodes == 1 ? "" : "s", nodes == 1 ? "has" : "have", gibibytes(summary.gpu_memory_request_mib),
+      gibibytes(summary.gpu_memory_limit_mib), overcommit);
+}
+
+}  // namespace
+
 std::string FailureSummary::describe() const {
   std::vector<std::pair<int, int>> counts;  // (nodes, predicate)
   for (int predicate = 1; predicate < kPredicateCount; ++predicate) {
@@ -20,6 +48,10 @@ std::string FailureSummary::describe() const {
   std::string text;
   for (auto [nodes, predicate] : counts) {
     if (!text.empty()) text += "; ";
+    if (static_cast<Predicate>(predicate) == Predicate::kGpuMemoryLimit && gpu_memory_limit_mib > 0) {
+      text += memory_limit_phrase(*this, nodes);
+      continue;
+    }
     text +=
         fmt::format("{} node{}: {}", nodes, nodes == 1 ? "" : "s", predicate_phrase(static_cast<Predicate>(predicate)));
   }
@@ -38,9 +70,8 @@ Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementCh
       break;
     case GpuRequest::Kind::kPortion:
     case GpuRequest::Kind::kMemory:
-      binding.devices = {static_cast<int16_t>(choice.device)};
-      binding.milli_per_device =
-          pod.gpu.milli_on_device(node.spec.gpus[static_cast<size_t>(choice.device)].memory_bytes);
+      binding = Binding::on_device(node.index, choice.device, pod.gpu,
+                                   node.spec.gpus[static_cast<size_t>(choice.device)].memory_bytes);
       break;
   }
   return binding;
@@ -67,7 +98,7 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
     Predicate predicate =
         pass.admits(cluster.reservation(node)) ? check_node(view.spec, view.state, pod) : Predicate::kReserved;
     if (predicate != Predicate::kFits) {
-      if (why) ++why->nodes_by_predicate[static_cast<size_t>(predicate)];
+      if (why) why->count(predicate, 1, view.spec, pod);
       continue;
     }
     PlacementChoice choice = policy_.score(view, pod);
@@ -115,7 +146,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       }
     }
     if (verdict.predicate != Predicate::kFits) {
-      if (why) why->nodes_by_predicate[static_cast<size_t>(verdict.predicate)] += group.size;
+      if (why) why->count(verdict.predicate, group.size, cluster.node_spec(representative), pod);
       return;
     }
     if (takes_the_lead(verdict.score, representative, group.size, best ? std::optional(best->score) : std::nullopt,

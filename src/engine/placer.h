@@ -25,8 +25,19 @@ namespace tessera {
 struct FailureSummary {
   std::array<int, kPredicateCount> nodes_by_predicate{};
   int failed_pod_index = -1;  // within a gang: the first member that found no node
+  // Predicate::kGpuMemoryLimit: the pod's GPU memory request and limit (MiB, rounded up), and
+  // the lowest and highest overcommit (milli) of the nodes that had room for the request but not
+  // the limit. Small: every pending workload's reason holds one.
+  int32_t gpu_memory_request_mib = 0;
+  int32_t gpu_memory_limit_mib = 0;
+  int16_t overcommit_low_milli = 0;
+  int16_t overcommit_high_milli = 0;
 
-  // "12 nodes: not enough idle GPUs; 3 nodes: untolerated taint", most frequent first.
+  // Counts `nodes` nodes of `spec` that failed `predicate` for `pod`.
+  void count(Predicate predicate, int nodes, const NodeSpec& spec, const PodSpec& pod);
+  // "12 nodes: not enough idle GPUs; 3 nodes: untolerated taint", most frequent first; GPU
+  // memory limits as "GPU memory limits: 3 nodes have room for the 20Gi request but not for the
+  // 40Gi limit at overcommit 1.5".
   std::string describe() const;
 };
 

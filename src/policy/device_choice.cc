@@ -20,7 +20,8 @@ std::vector<int> fraction_candidates(const NodeSpec& node, const NodeState& stat
     if (!device_fits_fraction(node, state, pod, device)) continue;
     bool duplicate = false;
     for (int earlier : candidates) {
-      if (node.gpus[earlier] == node.gpus[device] && state.gpu_used_milli[earlier] == state.gpu_used_milli[device]) {
+      if (node.gpus[earlier] == node.gpus[device] && state.gpu_used_milli[earlier] == state.gpu_used_milli[device] &&
+          state.device_burst_milli(earlier) == state.device_burst_milli(device)) {
         duplicate = true;
         break;
       }
@@ -37,8 +38,7 @@ NodeState state_after(const NodeSpec& node, const NodeState& state, const PodSpe
     binding.devices = pick_whole_devices(node, state, pod);
     binding.milli_per_device = kMilliPerGpu;
   } else if (pod.gpu.is_fractional() && device >= 0) {
-    binding.devices = {static_cast<int16_t>(device)};
-    binding.milli_per_device = pod.gpu.milli_on_device(node.gpus[device].memory_bytes);
+    binding = Binding::on_device(binding.node, device, pod.gpu, node.gpus[device].memory_bytes);
   }
   after.apply(pod, binding);
   return after;

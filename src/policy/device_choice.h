@@ -13,7 +13,7 @@ namespace tessera {
 // The lowest-index idle devices of an allowed model, as many as the pod asks for.
 std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
 
-// Devices that can take the pod's fraction, skipping any whose model, memory and used portion
+// Devices that can take the pod's fraction, skipping any whose model, memory, used portion and burst
 // equal an earlier candidate's (they would score the same).
 std::vector<int> fraction_candidates(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
 

@@ -22,6 +22,8 @@ std::string_view predicate_name(Predicate predicate) {
       return "InsufficientWholeGpus";
     case Predicate::kGpuFraction:
       return "InsufficientGpuFraction";
+    case Predicate::kGpuMemoryLimit:
+      return "GpuMemoryLimitOvercommit";
     case Predicate::kReserved:
       return "Reserved";
   }
@@ -48,6 +50,8 @@ std::string_view predicate_phrase(Predicate predicate) {
       return "not enough idle GPUs";
     case Predicate::kGpuFraction:
       return "no GPU with enough free portion or memory";
+    case Predicate::kGpuMemoryLimit:
+      return "room for the GPU memory request but not for its limit at the node's overcommit";
     case Predicate::kReserved:
       return "reserved for a waiting workload";
   }
@@ -97,10 +101,34 @@ Predicate check_static(const NodeSpec& node, const PodSpec& pod) {
   return Predicate::kFits;
 }
 
-bool device_fits_fraction(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
+namespace {
+
+// Room for the request: the device's model is allowed and its memory has the request's portion.
+bool request_fits(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
   const GpuDevice& gpu = node.gpus[device];
-  if (!pod.allowed_models.allows(gpu.model)) return false;
-  return pod.gpu.milli_on_device(gpu.memory_bytes) <= state.gpu_free_milli(device);
+  return pod.allowed_models.allows(gpu.model) &&
+         pod.gpu.milli_on_device(gpu.memory_bytes) <= state.gpu_free_milli(device);
+}
+
+// Whether limits can say more than requests: the pod's limit passes its request, or a pod on the
+// node already bursts. Otherwise the limits on a device are its requests, within its memory and
+// so within any overcommit (>= 1): the common case, decided without computing a limit.
+bool limits_matter(const NodeState& state, const PodSpec& pod) {
+  return !state.gpu_burst_milli.empty() ||
+         (pod.gpu.kind == GpuRequest::Kind::kMemory && pod.gpu.memory_limit_bytes > pod.gpu.memory_bytes);
+}
+
+// Room for the limit: the device's limits stay within the node's overcommit cap, and the limit
+// within the device (a limit beyond its memory fits nowhere).
+bool limit_fits(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
+  const int limit = pod.gpu.limit_milli_on_device(node.gpus[device].memory_bytes);
+  return limit <= kMilliPerGpu && state.device_limit_milli(device) + limit <= node.gpu_memory_overcommit_milli;
+}
+
+}  // namespace
+
+bool device_fits_fraction(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {
+  return request_fits(node, state, pod, device) && (!limits_matter(state, pod) || limit_fits(node, state, pod, device));
 }
 
 Predicate check_capacity(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
@@ -117,11 +145,16 @@ Predicate check_capacity(const NodeSpec& node, const NodeState& state, const Pod
       return idle >= pod.gpu.whole_gpus ? Predicate::kFits : Predicate::kWholeGpus;
     }
     case GpuRequest::Kind::kPortion:
-    case GpuRequest::Kind::kMemory:
+    case GpuRequest::Kind::kMemory: {
+      const bool limits = limits_matter(state, pod);
+      bool request_room = false;
       for (int device = 0; device < node.gpu_count(); ++device) {
-        if (device_fits_fraction(node, state, pod, device)) return Predicate::kFits;
+        if (!request_fits(node, state, pod, device)) continue;
+        if (!limits || limit_fits(node, state, pod, device)) return Predicate::kFits;
+        request_room = true;
       }
-      return Predicate::kGpuFraction;
+      return request_room ? Predicate::kGpuMemoryLimit : Predicate::kGpuFraction;
+    }
   }
   return Predicate::kFits;
 }

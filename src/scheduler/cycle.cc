@@ -130,6 +130,8 @@ Result<StartingLoads> measure_loads(const CycleInputs& inputs, std::span<const R
           fmt::format("workload '{}' is in queue {}, which is not a leaf queue", workload.spec.name, workload.queue)};
     }
     QueueLoad& load = measured.loads[workload.queue];
+    // Requeued by its time limit and still waiting out the delay: it asks for nothing yet.
+    if (workload.held_until > inputs.now && inputs.workloads.is_pending(id, inputs.cluster)) continue;
     // A pending workload that alone passes a limit on its queue's path can never run: its
     // request would only take fair share from the queues that can use it.
     if (limited[workload.queue] && inputs.workloads.is_pending(id, inputs.cluster) &&

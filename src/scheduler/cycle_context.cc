@@ -59,7 +59,8 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
   result_.loads = std::move(loads);
   const ClusterState& cluster = inputs.cluster;
   for (WorkloadId id : inputs.workloads.active()) {
-    if (!inputs.workloads[id].pods.empty() && inputs.workloads.is_pending(id, cluster)) {
+    const Workload& workload = inputs.workloads[id];
+    if (!workload.pods.empty() && workload.held_until <= inputs.now && inputs.workloads.is_pending(id, cluster)) {
       pending_.push_back(id);
       waiting_[static_cast<size_t>(id)] = 1;
     }

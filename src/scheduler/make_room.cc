@@ -550,11 +550,10 @@ class RoomSearch {
       if (std::find(released_.begin(), released_.end(), member.pod) != released_.end()) continue;
       released_.push_back(member.pod);
       if (member.node == node) {
+        // A victim frees its limit's burst as well as its request: a pod that waits for limit
+        // room under the overcommit cap can be served by evicting.
         scratch_.free += member.request;
-        for (int16_t device : victims_.devices(member)) {
-          scratch_.gpu_used_milli[static_cast<size_t>(device)] =
-              static_cast<int16_t>(scratch_.gpu_used_milli[static_cast<size_t>(device)] - member.milli_per_device);
-        }
+        scratch_.add_devices(victims_.devices(member), -member.milli_per_device, -member.burst_milli);
       }
       ++choice.pods;
     }

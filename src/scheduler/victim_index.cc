@@ -83,7 +83,7 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
     const Binding& binding = *cluster.binding(pod);
     const Resources& request = cluster.pod(pod).request;
     members_.push_back({pod, binding.node, binding.milli_per_device, static_cast<uint32_t>(devices_.size()),
-                        static_cast<uint32_t>(binding.devices.size()), request});
+                        static_cast<uint32_t>(binding.devices.size()), binding.burst_milli, request});
     devices_.insert(devices_.end(), binding.devices.begin(), binding.devices.end());
     unit.gpu_milli += binding.gpu_milli();
     if (request.cpu_milli > 0 || request.memory_bytes > 0) holds |= kHoldsCpuOrMemory;

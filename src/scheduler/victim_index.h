@@ -29,6 +29,7 @@ class VictimIndex {
     int32_t milli_per_device = 0;
     uint32_t first_device = 0;  // its devices on the node: devices(member)
     uint32_t device_count = 0;
+    int32_t burst_milli = 0;  // its GPU-memory limit beyond the request (Binding::burst_milli)
     Resources request;
   };
 

@@ -27,6 +27,9 @@ struct Workload {
   double submitted_at = 0;  // orders a queue's workloads by age
   double started_at = 0;    // when its gang last started; minimum runtimes count from here
   bool finished = false;
+  // A workload requeued by its time limit waits until then before it may run again
+  // (LimitLedger::held_until): until then the cycle neither places it nor counts its demand.
+  double held_until = 0;
   uint32_t gang_shape = 0;  // equal for workloads whose gangs ask for the same pods
 
   int min_member() const { return min_member_of(spec); }

@@ -21,6 +21,7 @@
 #include "policy/fair_share.h"
 #include "policy/policy_registry.h"
 #include "scheduler/cycle.h"
+#include "scheduler/limit_ledger.h"
 #include "scheduler/pending_reason.h"
 #include "scheduler/resource_meter.h"
 #include "scheduler/workload_set.h"
@@ -44,6 +45,7 @@ constexpr double kSecondsPerHour = 3600;
 constexpr double kMinOverrunSeconds = 86400;
 constexpr size_t kMaxPendingExamples = 20;
 constexpr std::string_view kNotYetCycled = "NotYetCycled";
+constexpr size_t kMaxLimitExamples = 12;
 
 double gpus(int64_t milli) { return static_cast<double>(milli) / kMilliPerGpu; }
 
@@ -58,6 +60,7 @@ struct Tracked {
   uint32_t generation = 0;  // bumped whenever it stops or restarts, so a stale completion is ignored
   double first_start = -1;
   double completed = -1;
+  double stopped = -1;  // ended by a limit
 };
 
 struct Completion {
@@ -198,6 +201,7 @@ class CycleReplay {
       reclaim_min_[queue] = reclaim_min_runtime(tree, queue);
     }
     for (int a = 0; a < kActionCount; ++a) churn_[a].action = std::string(action_name(static_cast<Action>(a)));
+    limits_on_ = options.work_limits;
   }
 
   Result<TimelinePolicyResult> run(std::string_view policy_name) {
@@ -238,6 +242,7 @@ class CycleReplay {
           break;
         }
         advance(now);
+        apply_limits(now);
         auto changed = run_one_cycle(cycle, now, policy_name);
         if (!changed) return changed.error();
         if (!*changed) {
@@ -314,6 +319,7 @@ class CycleReplay {
   void complete(WorkloadId id, double time) {
     Tracked& tracked = tracked_[static_cast<size_t>(id)];
     const Workload& workload = workloads_[id];
+    close_run(id, time);
     allocated_[workload.queue] = std::max(0.0, allocated_[workload.queue] - held_gpus(id));
     workloads_.finish(id, cluster_);
     tracked.running = false;
@@ -354,6 +360,111 @@ class CycleReplay {
     double run_for = spec.duration_seconds >= 0 ? std::max(0.0, spec.duration_seconds - tracked.progress) : kInfinity;
     if (spec.time_limit_seconds > 0) run_for = std::min(run_for, spec.time_limit_seconds);
     if (std::isfinite(run_for)) completions_.push({now + run_for, id, tracked.generation});
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Time and idle-GPU limits (docs/design.md §6)
+
+  // The run time of a workload's current run at `now`; its utilisation profile counts from there.
+  double current_run(WorkloadId id, double now) const { return now - tracked_[static_cast<size_t>(id)].run_started; }
+
+  double idle_threshold(WorkloadId id) const {
+    const WorkLimits* limits = limits_.limits(workloads_[id].spec.name);
+    return limits != nullptr ? limits->idle_threshold_pct : kDefaultIdleThresholdPct;
+  }
+
+  // Adds the current run, up to `now`, to the GPU-hours held and idle; `held` GPUs, or what its
+  // pods hold now when negative. Call before its pods are unbound.
+  void close_run(WorkloadId id, double now, double held = -1) {
+    const Tracked& tracked = tracked_[static_cast<size_t>(id)];
+    if (!tracked.running) return;
+    const double gpus_held = held >= 0 ? held : held_gpus(id);
+    const double run = std::max(0.0, current_run(id, now));
+    const UtilisationProfile& profile = scenario_.workloads[tracked.spec].utilisation;
+    const double idle = profile.busy_pct >= idle_threshold(id) ? run - profile.busy_seconds(run) : run;
+    limit_summary_.gpu_hours += gpus_held * run / kSecondsPerHour;
+    limit_summary_.idle_gpu_hours += gpus_held * idle / kSecondsPerHour;
+  }
+
+  // Whether the workload's GPUs would have been busy again later in the run the idle limit ended.
+  bool busy_later(WorkloadId id, double now) const {
+    const Tracked& tracked = tracked_[static_cast<size_t>(id)];
+    const WorkloadSpec& spec = scenario_.workloads[tracked.spec];
+    if (spec.utilisation.busy_pct < idle_threshold(id)) return false;
+    const double run = current_run(id, now);
+    const double run_end = spec.duration_seconds >= 0 ? spec.duration_seconds - tracked.progress : kInfinity;
+    const double horizon = std::isfinite(run_end) ? run_end : run + kMinOverrunSeconds;
+    return spec.utilisation.busy_seconds(horizon) > spec.utilisation.busy_seconds(run) + kTimeSlack;
+  }
+
+  // The limits step before each cycle: the ledger judges every running workload and the replay
+  // carries out its verdicts. A requeued workload keeps all its progress: its notice let it save.
+  void apply_limits(double now) {
+    if (!limits_on_) return;
+    const UtilisationReader read = [&](WorkloadId id, double window) -> std::optional<double> {
+      return scenario_.workloads[tracked_[static_cast<size_t>(id)].spec].utilisation.mean_pct(current_run(id, now),
+                                                                                              window);
+    };
+    for (const LimitOutcome& outcome : limits_.review(workloads_, cluster_, tree_, now, read)) {
+      const LimitVerdict& verdict = outcome.verdict;
+      if (limit_summary_.examples.size() < kMaxLimitExamples) {
+        limit_summary_.examples.push_back(fmt::format("{} {}: {}", short_time(now - start_),
+                                                      workloads_[outcome.workload].spec.name, outcome.message));
+      }
+      if (verdict.step == LimitStep::kNotice) ++limit_summary_.notices;
+      if (verdict.step == LimitStep::kWithdraw) ++limit_summary_.withdrawn;
+      if (verdict.step != LimitStep::kExpire) continue;
+      if (verdict.rule == LimitRule::kIdle) {
+        ++limit_summary_.by_idle_limit;
+        if (busy_later(outcome.workload, now)) ++limit_summary_.false_positives;
+      }
+      switch (verdict.action) {
+        case ExpiryAction::kStop:
+          ++limit_summary_.stopped;
+          stop(outcome.workload, now);
+          break;
+        case ExpiryAction::kRequeue:
+          ++limit_summary_.requeued;
+          requeue(outcome.workload, now);
+          break;
+        case ExpiryAction::kPreemptible:
+          ++limit_summary_.made_preemptible;
+          workloads_[outcome.workload].spec.preemptible = true;
+          break;
+      }
+    }
+  }
+
+  void stop(WorkloadId id, double now) {
+    Tracked& tracked = tracked_[static_cast<size_t>(id)];
+    const QueueIndex queue = workloads_[id].queue;
+    close_run(id, now);
+    allocated_[queue] = std::max(0.0, allocated_[queue] - held_gpus(id));
+    workloads_.finish(id, cluster_);
+    tracked.running = false;
+    ++tracked.generation;
+    tracked.stopped = now;
+    mark_event(queue, now);
+  }
+
+  void requeue(WorkloadId id, double now) {
+    Tracked& tracked = tracked_[static_cast<size_t>(id)];
+    Workload& workload = workloads_[id];
+    close_run(id, now);
+    allocated_[workload.queue] = std::max(0.0, allocated_[workload.queue] - held_gpus(id));
+    for (PodId pod : workload.pods) {
+      if (cluster_.binding(pod)) cluster_.unbind(pod);
+    }
+    workload.held_until = limits_.held_until(workload.spec.name).value_or(now);
+    tracked.progress += now - tracked.run_started;
+    tracked.running = false;
+    ++tracked.generation;
+    mark_event(workload.queue, now);
+  }
+
+  static std::string short_time(double seconds) {
+    const auto whole = static_cast<int64_t>(std::llround(seconds));
+    return fmt::format("{}h{:02}m", whole / 3600, (whole % 3600) / 60);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -492,7 +603,7 @@ class CycleReplay {
                                          action_name(eviction.action)));
       }
       for (PodId pod : eviction.pods) {
-        if (!cluster_.pod(pod).preemptible) {
+        if (!cluster_.pod(pod).preemptible && !limits_.made_preemptible(workload.spec.name)) {
           violations.push_back(fmt::format("non-preemptible pod '{}' of workload '{}' was evicted by {}",
                                            cluster_.pod(pod).name, workload.spec.name, action_name(eviction.action)));
         }
@@ -503,6 +614,7 @@ class CycleReplay {
       }
       ++churn.whole_workloads;
       if (eviction.moved) ++churn.moved;
+      close_run(eviction.workload, now, gpus(eviction.gpu_milli));
       const double run = tracked.progress + (tracked.running ? now - tracked.run_started : 0);
       const double kept = checkpointed_progress(run, scenario_.workloads[tracked.spec].checkpoint_interval_seconds);
       const double lost_hours = std::max(0.0, run - kept) * gpus(eviction.gpu_milli) / kSecondsPerHour;
@@ -557,6 +669,7 @@ class CycleReplay {
       if (running) {
         start_run(id, now);
       } else {
+        close_run(id, now);
         tracked.progress += now - tracked.run_started;
         tracked.running = false;
         ++tracked.generation;
@@ -676,6 +789,9 @@ class CycleReplay {
     double wake = next_arrival_ < arrivals_ ? scenario_.workloads[next_arrival_].arrival_seconds : kInfinity;
     drop_stale_completions();
     if (!completions_.empty()) wake = std::min(wake, completions_.top().time);
+    // Work under time or idle limits changes with every cycle's clock (and a requeued workload
+    // comes back when its delay ends).
+    if (!limits_.empty()) wake = std::min(wake, now + interval_);
     const bool any_pending = std::any_of(pending_.begin(), pending_.end(), [](int64_t count) { return count > 0; });
     if (any_pending) {
       const ReservationOptions& reservations = cycle_options_.reservations;
@@ -706,6 +822,9 @@ class CycleReplay {
   Result<TimelinePolicyResult> finish(std::string_view policy_name, double end, std::string end_reason,
                                       Clock::time_point wall_start) {
     advance(end);
+    for (WorkloadId id : workloads_.active()) {
+      if (tracked_[static_cast<size_t>(id)].running) close_run(id, end);
+    }
     grid_->record(end, true, [this] { return snapshot(); });
     const std::vector<Sample> samples = grid_->resample(end, options_.samples);
     const double span = end - start_;
@@ -776,6 +895,14 @@ class CycleReplay {
     churn.worst_group = worst_group_;
 
     pending_reasons(cycle, end);
+    cycle.limits = limit_summary_;
+    cycle.limits.enabled = limits_on_;
+    std::vector<double> train_waits;
+    for (const Tracked& tracked : tracked_) {
+      if (tracked.first_start >= 0 && scenario_.workloads[tracked.spec].kind == WorkloadKind::kTrain)
+        train_waits.push_back(tracked.first_start - tracked.arrival);
+    }
+    cycle.limits.train_wait_seconds = quantiles(std::move(train_waits));
     result.cycle = std::move(cycle);
     result.wall_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
     return result;
@@ -889,6 +1016,9 @@ class CycleReplay {
   const ResourceId gpu_;
   const CycleOptions& cycle_options_;
   CarriedState carried_;  // reservations and remembered use, handed from cycle to cycle
+  LimitLedger limits_;    // time and idle-GPU limits, from cycle to cycle
+  bool limits_on_ = false;
+  LimitSummary limit_summary_;
   int64_t reservations_made_ = 0;
   double reserved_node_seconds_ = 0;
 

@@ -29,6 +29,8 @@ extern const char tessera_trace_pod_list_cpu250_begin[];
 extern const char tessera_trace_pod_list_cpu250_end[];
 extern const char tessera_trace_pod_list_cpu300_begin[];
 extern const char tessera_trace_pod_list_cpu300_end[];
+extern const char tessera_llm_requests_conv_sample_begin[];
+extern const char tessera_llm_requests_conv_sample_end[];
 }
 
 namespace tessera {
@@ -94,6 +96,11 @@ const EmbeddedTrace* find_embedded_trace(std::string_view name) {
     if (trace.name == name || trace.file_name == name) return &trace;
   }
   return nullptr;
+}
+
+std::string_view embedded_llm_requests() {
+  return {tessera_llm_requests_conv_sample_begin,
+          static_cast<size_t>(tessera_llm_requests_conv_sample_end - tessera_llm_requests_conv_sample_begin)};
 }
 
 }  // namespace tessera

@@ -20,6 +20,11 @@ const std::vector<EmbeddedTrace>& embedded_traces();
 // By short name or file name; nullptr when there is none.
 const EmbeddedTrace* find_embedded_trace(std::string_view name);
 
+// The LLM inference requests `tessera sim --mode gpu-memory` models its pods' memory on: a sample of
+// the Azure LLM inference trace 2023 (data/azure-llm-inference-2023/README.md).
+std::string_view embedded_llm_requests();
+inline constexpr std::string_view kEmbeddedLlmRequestsName = "builtin:azure-llm-conv-2023";
+
 inline constexpr std::string_view kDefaultClusterTrace = "gpu_node";
 inline constexpr std::string_view kDefaultWorkloadTrace = "default";
 

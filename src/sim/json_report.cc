@@ -213,6 +213,21 @@ json pending_reasons_json(const CycleReplayResult& cycle) {
   return {{"by_code", std::move(by_code)}, {"examples", std::move(examples)}};
 }
 
+json limits_json(const LimitSummary& limits) {
+  return {{"enabled", limits.enabled},
+          {"notices", limits.notices},
+          {"withdrawn", limits.withdrawn},
+          {"stopped", limits.stopped},
+          {"requeued", limits.requeued},
+          {"made_preemptible", limits.made_preemptible},
+          {"by_idle_limit", limits.by_idle_limit},
+          {"false_positives", limits.false_positives},
+          {"gpu_hours", rounded(limits.gpu_hours, kRatioDecimals)},
+          {"idle_gpu_hours", rounded(limits.idle_gpu_hours, kRatioDecimals)},
+          {"train_wait_seconds", quantiles_json(limits.train_wait_seconds)},
+          {"examples", limits.examples}};
+}
+
 // The figures only the scheduling cycle produces, added to the policy object.
 void add_cycle_json(const CycleReplayResult& cycle, json& out) {
   json queues = json::array();
@@ -229,6 +244,7 @@ void add_cycle_json(const CycleReplayResult& cycle, json& out) {
   out["reservations"] = {{"made", cycle.reservations_made},
                          {"node_hours", rounded(cycle.reserved_node_hours, kRatioDecimals)}};
   out["pending_reasons"] = pending_reasons_json(cycle);
+  out["limits"] = limits_json(cycle.limits);
 }
 
 json timeline_policy_json(const TimelinePolicyResult& policy) {

@@ -15,8 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/node_pool.h"
 #include "policy/fair_share.h"
 #include "policy/queue_validation.h"
+#include "scheduler/work_limits.h"
 #include "sim/alibaba_trace.h"
 #include "wire/quantity.h"
 #include "wire/taint_effect.h"
@@ -55,21 +57,27 @@ constexpr size_t kMaxLeafNamesShown = 6;
 constexpr size_t kMaxQuotedLength = 40;
 
 constexpr std::string_view kTopKeys[] = {"name", "cluster", "queues", "workloads"};
-constexpr std::string_view kClusterKeys[] = {"alibaba_nodes", "nodes"};
+constexpr std::string_view kClusterKeys[] = {"alibaba_nodes", "nodes", "gpu_memory_overcommit"};
 constexpr std::string_view kNodeKeys[] = {"name",      "count",      "cpu",    "memory", "gpus",
                                           "gpu_model", "gpu_memory", "labels", "taints", "schedulable"};
 constexpr std::string_view kTaintKeys[] = {"key", "value", "effect"};
 constexpr std::string_view kWorkloadSourceKeys[] = {"alibaba_pods"};
-constexpr std::string_view kQueueKeys[] = {"name", "parent", "priority", "preempt_min_runtime", "reclaim_min_runtime",
-                                           "quota"};
+constexpr std::string_view kQueueKeys[] = {"name",  "parent", "priority", "preempt_min_runtime", "reclaim_min_runtime",
+                                           "quota", "rules"};
+constexpr std::string_view kRuleKindKeys[] = {"train", "interactive", "inference"};
+constexpr std::string_view kRuleKeys[] = {"max_runtime",   "idle_limit",   "on_expiry",      "notice",
+                                          "requeue_delay", "warmup_grace", "idle_threshold", "idle_window"};
+constexpr std::string_view kUtilisationKeys[] = {"profile", "busy", "after", "burst", "period"};
 constexpr std::string_view kQuotaKeys[] = {"deserved", "weight", "limit"};
-constexpr std::string_view kWorkloadKeys[] = {"name",       "count",
-                                              "queue",      "kind",
-                                              "priority",   "preemptible",
-                                              "arrival",    "arrival_interval",
-                                              "duration",   "checkpoint_interval",
-                                              "time_limit", "pods",
-                                              "min_member", "pod"};  // what
+constexpr std::string_view kWorkloadKeys[] = {"name",        "count",
+                                              "queue",       "kind",
+                                              "priority",    "preemptible",
+                                              "arrival",     "arrival_interval",
+                                              "duration",    "checkpoint_interval",
+                                              "time_limit",  "pods",
+                                              "min_member",  "pod",
+                                              "max_runtime", "idle_limit",
+                                              "utilisation"};  // what
 constexpr std::string_view kPodKeys[] = {"cpu",         "memory",        "gpus",
                                          "gpu_portion", "gpu_memory",    "gpu_memory_limit",
                                          "gpu_models",  "node_selector", "tolerations"};
@@ -346,25 +354,35 @@ class YamlMap {
 
 // ----- Labels, taints, tolerations -----
 
-Labels read_labels(const YamlMap& parent, std::string_view key) {
-  Labels labels;
+// Calls visit(name, value node, value place, key mark) for each entry of the map at `key`, whose
+// names read as `name_meaning`; a value that is not a map is reported as not `expected`.
+template <typename Visit>
+void for_each_entry(const YamlMap& parent, std::string_view key, std::string_view name_meaning,
+                    std::string_view expected, Visit visit) {
   auto node = parent.find(key);
-  if (!node) return labels;
-  Problems& problems = parent.problems();
+  if (!node) return;
   const std::string path = parent.field(key);
   if (!node->IsMap()) {
-    parent.report(key, fmt::format("is {} (expected a map of label names to values)", describe(*node)));
-    return labels;
+    parent.report(key, fmt::format("is {} (expected {})", describe(*node), expected));
+    return;
   }
   for (const auto& entry : *node) {
-    auto name = read_name(problems, entry.first, place_of(entry.first, path), "a label name");
+    auto name = read_name(parent.problems(), entry.first, place_of(entry.first, path), name_meaning);
     if (!name) continue;
-    const Place place = place_of(entry.second, entry.first.Mark(), child_path(path, *name));
-    auto value = read_string(problems, entry.second, place, "a label value (\"\" for an empty one)");
-    if (value && !labels.emplace(*name, *value).second) {
-      problems.report(entry.first.Mark(), place.field, "appears twice (expected each label once)");
-    }
+    visit(*name, entry.second, place_of(entry.second, entry.first.Mark(), child_path(path, *name)), entry.first.Mark());
   }
+}
+
+Labels read_labels(const YamlMap& parent, std::string_view key) {
+  Labels labels;
+  Problems& problems = parent.problems();
+  for_each_entry(parent, key, "a label name", "a map of label names to values",
+                 [&](const std::string& name, const YAML::Node& value_node, const Place& place, const YAML::Mark& at) {
+                   auto value = read_string(problems, value_node, place, "a label value (\"\" for an empty one)");
+                   if (value && !labels.emplace(name, *value).second) {
+                     problems.report(at, place.field, "appears twice (expected each label once)");
+                   }
+                 });
   return labels;
 }
 
@@ -530,8 +548,30 @@ void read_inline_node(Problems& problems, const YAML::Node& node, const std::str
   }
 }
 
+// A map of node pools (the label scheduling.tessera.dev/node-pool, "default" without it) to the
+// ratio the GPU memory limits of a device's pods may reach of its memory.
+GpuMemoryOvercommit read_overcommit(const YamlMap& parent, std::string_view key) {
+  GpuMemoryOvercommit overcommit;
+  Problems& problems = parent.problems();
+  constexpr std::string_view kExpected = "a ratio from 1 to 8, such as 1.5";
+  for_each_entry(parent, key, "a node pool name", "a map of node pools to ratios, such as {default: 1.5}",
+                 [&](const std::string& pool, const YAML::Node& value_node, const Place& place, const YAML::Mark& at) {
+                   auto ratio = read_number(problems, value_node, place, kExpected);
+                   if (!ratio) return;
+                   auto milli = gpu_memory_overcommit_milli(*ratio);
+                   if (!milli) {
+                     problems.report(place.mark, place.field,
+                                     fmt::format("{} (expected {})", milli.error().message, kExpected));
+                   } else if (!overcommit.milli_by_pool.emplace(pool, *milli).second) {
+                     problems.report(at, place.field, "appears twice (expected each pool once)");
+                   }
+                 });
+  return overcommit;
+}
+
 ClusterPart read_cluster(Problems& problems, const YAML::Node& node, const Place& place, const TextResolver& resolve) {
   YamlMap map(problems, node, place, kClusterKeys);
+  const GpuMemoryOvercommit overcommit = read_overcommit(map, "gpu_memory_overcommit");
   const bool from_alibaba = map.has("alibaba_nodes");
   if (from_alibaba == map.has("nodes")) {
     map.report_key(from_alibaba ? "nodes" : "alibaba_nodes",
@@ -547,6 +587,7 @@ ClusterPart read_cluster(Problems& problems, const YAML::Node& node, const Place
       map.report("alibaba_nodes", cluster.error().message);
       return {};
     }
+    overcommit.apply_to(cluster->nodes);
     return {std::make_shared<const ClusterSpec>(std::move(*cluster)), std::move(resolved->reference)};
   }
   const std::vector<YAML::Node> items = map.list("nodes", "a list of nodes");
@@ -557,6 +598,7 @@ ClusterPart read_cluster(Problems& problems, const YAML::Node& node, const Place
     read_inline_node(problems, items[i], item_path(map.field("nodes"), i), *cluster, names);
   }
   if (problems.failed()) return {};
+  overcommit.apply_to(cluster->nodes);
   return {std::move(cluster), ""};
 }
 
@@ -570,6 +612,65 @@ std::optional<double> non_negative_number(const YamlMap& map, std::string_view k
     return std::nullopt;
   }
   return value;
+}
+
+// A number > 0, or nullopt when absent or wrong.
+std::optional<double> positive_number(const YamlMap& map, std::string_view key, std::string_view expected) {
+  auto value = map.number(key, expected);
+  if (value && !(*value > 0)) {
+    map.report(key, fmt::format("{} is not positive (expected {})", *value, expected));
+    return std::nullopt;
+  }
+  return value;
+}
+
+// A percentage in [0, 100], or nullopt when absent or wrong.
+std::optional<double> percentage(const YamlMap& map, std::string_view key, std::string_view expected) {
+  auto value = non_negative_number(map, key, expected);
+  if (value && *value > 100) {
+    map.report(key, fmt::format("{} is more than 100 (expected {})", *value, expected));
+    return std::nullopt;
+  }
+  return value;
+}
+
+WorkRules read_work_rule(Problems& problems, const YAML::Node& node, const Place& place) {
+  YamlMap map(problems, node, place, kRuleKeys);
+  WorkRules rules;
+  rules.max_runtime_seconds =
+      non_negative_number(map, "max_runtime", "the longest one run may last in seconds; 0: none");
+  rules.idle_limit_seconds =
+      non_negative_number(map, "idle_limit", "the longest its GPUs may stay idle in seconds; 0: none");
+  if (auto action = map.string("on_expiry", "stop, requeue or preemptible")) {
+    rules.on_expiry = parse_expiry_action(*action);
+    if (!rules.on_expiry) {
+      map.report("on_expiry",
+                 fmt::format("{} is not an action (expected stop, requeue or preemptible)", in_quotes(*action)));
+    }
+  }
+  rules.notice_seconds = non_negative_number(map, "notice", "seconds of notice before a limit acts, >= 0");
+  rules.requeue_delay_seconds =
+      non_negative_number(map, "requeue_delay", "seconds a requeued workload waits before it may run, >= 0");
+  rules.warmup_grace_seconds =
+      non_negative_number(map, "warmup_grace", "seconds after a start during which idle time is not counted, >= 0");
+  rules.idle_threshold_pct =
+      percentage(map, "idle_threshold", "the GPU utilisation in percent under which a GPU is idle");
+  rules.idle_window_seconds =
+      positive_number(map, "idle_window", "the seconds over which GPU utilisation is averaged, > 0");
+  return rules;
+}
+
+// A queue's `rules`: per workload kind (train, interactive, inference), its time and idle limits.
+WorkRulesByKind read_work_rules(const YamlMap& queue) {
+  WorkRulesByKind rules;
+  auto node = queue.find("rules");
+  if (!node) return rules;
+  YamlMap kinds(queue.problems(), *node, queue.value_place("rules"), kRuleKindKeys);
+  for (size_t kind = 0; kind < kWorkloadKindCount; ++kind) {
+    const std::string_view name = workload_kind_name(static_cast<WorkloadKind>(kind));
+    if (auto rule = kinds.find(name)) rules[kind] = read_work_rule(queue.problems(), *rule, kinds.value_place(name));
+  }
+  return rules;
 }
 
 // How a quota's amounts are written and counted.
@@ -705,6 +806,7 @@ QueueSpec read_queue(Problems& problems, const YAML::Node& node, const std::stri
   spec.reclaim_min_runtime_seconds =
       non_negative_number(map, "reclaim_min_runtime", "seconds a workload runs before it may be reclaimed, >= 0");
   spec.quota = read_quota(map, cluster, resources);
+  spec.work_rules = read_work_rules(map);
   places.push_back(QueuePlaces{place_of(node, path), map.value_place("name"), map.value_place("parent")});
   return spec;
 }
@@ -899,6 +1001,45 @@ struct WorkloadBudget {
   int64_t pods_left = kMaxPodsInScenario;
 };
 
+// A workload's `utilisation`: {profile: busy | idle_after | bursty | warmup, busy: percent,
+// after: seconds (idle_after, warmup), burst and period: seconds (bursty)}.
+UtilisationProfile read_utilisation(Problems& problems, const YAML::Node& node, const Place& place) {
+  YamlMap map(problems, node, place, kUtilisationKeys);
+  map.require("profile", "busy, idle_after, bursty or warmup");
+  UtilisationProfile profile;
+  if (auto text = map.string("profile", "busy, idle_after, bursty or warmup")) {
+    if (auto shape = parse_utilisation_shape(*text)) {
+      profile.shape = *shape;
+    } else {
+      map.report("profile", fmt::format("{} is not a utilisation profile (expected busy, idle_after, bursty or warmup)",
+                                        in_quotes(*text)));
+    }
+  }
+  profile.busy_pct = percentage(map, "busy", "the GPU utilisation in percent while busy").value_or(profile.busy_pct);
+  const bool timed = profile.shape == UtilisationShape::kIdleAfter || profile.shape == UtilisationShape::kWarmup;
+  if (timed) map.require("after", "the seconds of run time before it goes idle (idle_after) or busy (warmup)");
+  profile.after_seconds = non_negative_number(map, "after", "seconds of run time, >= 0").value_or(0);
+  if (profile.shape == UtilisationShape::kBursty) {
+    map.require("burst", "the busy seconds at the start of each period");
+    map.require("period", "the seconds between the starts of two bursts");
+  }
+  profile.burst_seconds = non_negative_number(map, "burst", "seconds, >= 0").value_or(0);
+  profile.period_seconds = positive_number(map, "period", "seconds, > 0").value_or(0);
+  if (profile.burst_seconds > profile.period_seconds && profile.period_seconds > 0) {
+    map.report("burst", fmt::format("{} is longer than period, {} (expected at most the period)", profile.burst_seconds,
+                                    profile.period_seconds));
+  }
+  for (std::string_view key : {"after", "burst", "period"}) {
+    const bool used = key == "after" ? timed : profile.shape == UtilisationShape::kBursty;
+    if (map.has(key) && !used) {
+      map.report_key(
+          key, fmt::format("does not apply to profile {} (expected it only with {})",
+                           utilisation_shape_name(profile.shape), key == "after" ? "idle_after or warmup" : "bursty"));
+    }
+  }
+  return profile;
+}
+
 void read_workload(Problems& problems, const YAML::Node& node, const std::string& path, const GpuModelCatalog* catalog,
                    const QueueTree* queues, WorkloadBudget& budget, std::vector<WorkloadSpec>& workloads) {
   YamlMap map(problems, node, place_of(node, path), kWorkloadKeys);
@@ -913,11 +1054,14 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
     }
   }
   WorkloadKind kind = WorkloadKind::kTrain;
-  if (auto text = map.string("kind", "train or interactive")) {
+  if (auto text = map.string("kind", "train, interactive or inference")) {
     if (*text == "interactive") {
       kind = WorkloadKind::kInteractive;
+    } else if (*text == "inference") {
+      kind = WorkloadKind::kInference;
     } else if (*text != "train") {
-      map.report("kind", fmt::format("{} is not a workload kind (expected train or interactive)", in_quotes(*text)));
+      map.report("kind",
+                 fmt::format("{} is not a workload kind (expected train, interactive or inference)", in_quotes(*text)));
     }
   }
   constexpr int64_t kIntMin = std::numeric_limits<int>::min();
@@ -952,6 +1096,13 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
                            "no limit)",
                            time_limit));
   }
+  const std::optional<double> max_runtime =
+      positive_number(map, "max_runtime", "a shorter maximum runtime than its queue's, in seconds, > 0");
+  const std::optional<double> idle_limit =
+      positive_number(map, "idle_limit", "a shorter idle-GPU limit than its queue's, in seconds, > 0");
+  UtilisationProfile utilisation;
+  if (auto profile = map.find("utilisation"))
+    utilisation = read_utilisation(problems, *profile, map.value_place("utilisation"));
   const int64_t pods = map.integer("pods", 1, kMaxPodsPerWorkload, "the number of pods in the group").value_or(1);
   const int64_t min_member =
       map.integer("min_member", 1, kMaxPodsPerWorkload, "pods that must run together").value_or(pods);
@@ -987,6 +1138,9 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
     workload.duration_seconds = duration;
     workload.checkpoint_interval_seconds = checkpoint_interval;
     workload.time_limit_seconds = time_limit;
+    workload.max_runtime_seconds = max_runtime;
+    workload.idle_limit_seconds = idle_limit;
+    workload.utilisation = utilisation;
     workload.pods.reserve(static_cast<size_t>(pods));
     for (int64_t p = 0; p < pods; ++p) {
       PodSpec copy = pod;
@@ -994,6 +1148,18 @@ void read_workload(Problems& problems, const YAML::Node& node, const std::string
       workload.pods.push_back(std::move(copy));
     }
     workloads.push_back(std::move(workload));
+  }
+}
+
+// A workload that asks for a longer limit than its queue allows gets the queue's; a warning says so.
+void clamped_limit_warnings(const QueueTree& tree, const std::vector<WorkloadSpec>& workloads, std::string_view source,
+                            std::vector<std::string>& warnings) {
+  for (const WorkloadSpec& workload : workloads) {
+    if (!workload.max_runtime_seconds && !workload.idle_limit_seconds) continue;
+    const std::optional<QueueIndex> leaf = tree.find(workload.queue);
+    if (!leaf) continue;
+    for (const std::string& note : resolve_limits(tree, *leaf, workload).clamped)
+      warnings.push_back(fmt::format("{}: workload '{}' {}", source, workload.name, note));
   }
 }
 
@@ -1076,6 +1242,7 @@ Result<ScenarioParts> read_scenario(const YAML::Node& root, std::string_view sou
     WorkloadPart workloads = read_workloads(problems, *node, top.value_place("workloads"), cluster, tree, resolve);
     parts.workloads = std::move(workloads.workloads);
     parts.workload_source = std::move(workloads.source);
+    if (tree != nullptr && parts.workloads) clamped_limit_warnings(*tree, *parts.workloads, source, parts.warnings);
   }
   if (problems.failed()) return problems.first();
   return parts;

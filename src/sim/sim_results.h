@@ -189,6 +189,24 @@ struct PendingExample {
   double pending_seconds = 0;  // since its arrival, at the end of the replay
 };
 
+// Time limits and idle-GPU limits (docs/design.md §6) over one replay.
+struct LimitSummary {
+  bool enabled = false;  // the scenario's rules were applied
+  int64_t notices = 0;
+  int64_t withdrawn = 0;  // idle notices withdrawn when the GPUs were used again
+  int64_t stopped = 0;
+  int64_t requeued = 0;
+  int64_t made_preemptible = 0;
+  int64_t by_idle_limit = 0;  // of the stops, requeues and turns to preemptible: by the idle limit
+  // Ended, requeued or made preemptible by the idle limit though its GPUs would have been busy
+  // again later in its run (a workload warming up on the CPU, a bursty one between bursts).
+  int64_t false_positives = 0;
+  double gpu_hours = 0;               // held by running work
+  double idle_gpu_hours = 0;          // of which while the work's GPUs were idle (under its idle threshold)
+  Quantiles train_wait_seconds;       // arrival -> first start, over started train workloads
+  std::vector<std::string> examples;  // the first few verdicts, with their time
+};
+
 struct CycleReplayResult {
   double cycle_interval_seconds = 0;
   double end_seconds = 0;        // when this replay stopped
@@ -206,6 +224,7 @@ struct CycleReplayResult {
   // "NotYetCycled" for arrivals after it), and examples, longest pending first.
   std::map<std::string, int64_t> pending_by_code;
   std::vector<PendingExample> pending_examples;
+  LimitSummary limits;
 };
 
 struct TimelinePolicyResult {

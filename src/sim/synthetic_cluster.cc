@@ -215,8 +215,7 @@ class FirstFitPacker {
         binding.milli_per_device = kMilliPerGpu;
       } else if (pod.gpu.is_fractional()) {
         const int device = tightest_device(node, state, pod);
-        binding.devices = {static_cast<int16_t>(device)};
-        binding.milli_per_device = pod.gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
+        binding = Binding::on_device(cursor, device, pod.gpu, node.gpus[static_cast<size_t>(device)].memory_bytes);
       }
       state.apply(pod, binding);
       return binding;

@@ -37,6 +37,9 @@ struct TimelineOptions {
   // (cycle.fair_share.usage_penalty > 0) every cycle is run, since fair shares drift as the
   // remembered use fades.
   CycleOptions cycle;
+  // Scenarios with queues: apply the queues' time and idle-GPU limits (docs/design.md §6) before
+  // every cycle. false replays the same scenario as if no queue set any.
+  bool work_limits = true;
 };
 
 Result<TimelineReport> run_timeline_experiment(const Scenario& scenario, std::span<const std::string> policies,

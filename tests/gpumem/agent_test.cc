@@ -29,6 +29,7 @@ TEST(PodEntries, OneEntryPerBoundDeviceWithTheBytesTesseraWrote) {
       entries_for_pod(bound_pod("llm", {{"scheduling.tessera.dev/gpu-index", "2,3"},
                                         {"scheduling.tessera.dev/gpu-memory-request-bytes", "1000"},
                                         {"scheduling.tessera.dev/gpu-memory-limit-bytes", "3000"},
+                                        {"scheduling.tessera.dev/gpu-memory", "1000"},
                                         {"scheduling.tessera.dev/gpu-memory-resolver", "priority"}}));
   ASSERT_TRUE(entries.problem.empty()) << entries.problem;
   ASSERT_EQ(entries.entries.size(), 2u);
@@ -61,8 +62,9 @@ TEST(PodEntries, BadAnnotationsAreNamedWithThePod) {
   const PodEntries resolver =
       entries_for_pod(bound_pod("b", {{"scheduling.tessera.dev/gpu-index", "0"},
                                       {"scheduling.tessera.dev/gpu-memory-limit-bytes", "1"},
+                                      {"scheduling.tessera.dev/gpu-memory", "1"},
                                       {"scheduling.tessera.dev/gpu-memory-resolver", "evict"}}));
-  EXPECT_NE(resolver.problem.find("'evict' is not wait, priority or swap"), std::string::npos) << resolver.problem;
+  EXPECT_NE(resolver.problem.find("'evict' is not a GPU memory resolver"), std::string::npos) << resolver.problem;
   const PodEntries unbound = entries_for_pod(bound_pod("c", {{"scheduling.tessera.dev/gpu-memory-limit-bytes", "1"}}));
   EXPECT_NE(unbound.problem.find("no scheduling.tessera.dev/gpu-index"), std::string::npos) << unbound.problem;
   const PodEntries inverted = entries_for_pod(bound_pod("d", {{"scheduling.tessera.dev/gpu-index", "0"},

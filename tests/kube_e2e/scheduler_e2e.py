@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (SKIP, Cluster, condition, edited_kubeconfig, gpu_nodes, k8s, real_control_plane_missing,  # noqa: E402
                      wait_for)
 from cli_e2e import cli  # noqa: E402
+from idle_gpus_e2e import idle_gpus, prometheus_missing  # noqa: E402
 import workload_controllers  # noqa: E402
 
 
@@ -424,6 +425,44 @@ def inference(cluster):
     wait_for("the second urgent Job bound through preemption", lambda: len(running("fits-")) == 5, timeout=60)
     assert len(running("embed-")) == 3, "an inference replica was preempted"
     assert not running("train-"), "the training Job kept running"
+    assert scheduler.poll() is None, "the scheduler exited"
+
+
+def gpu_memory(cluster):
+    """GPU-memory pods on a node of the pool "inference", whose limits may reach 1.5 times a device:
+    three 20Gi pods bursting to 40Gi share its one GPU, each bound with its request, limit and
+    resolver for the node agent; a fourth has room for its request but not its limit, and says so
+    on its PodScheduled condition and in the metrics; a bad resolver is an error on its pod."""
+    cluster.queue("serving", 4)
+    cluster.namespace("ml")
+    scheduler = cluster.start_scheduler("scheduler", "--gpu-memory-overcommit", "inference=1.5")
+    memory = {"scheduling.tessera.dev/gpu-memory": "20Gi", "scheduling.tessera.dev/gpu-memory-limit": "40Gi"}
+    for i in range(3):
+        cluster.pod("ml", f"llm-{i}", gpus=0, queue="serving",
+                    annotations={**memory, "scheduling.tessera.dev/gpu-memory-resolver": "priority"})
+    bound = wait_for("the 3 GPU-memory pods bound", lambda: len(cluster.bound("ml")) == 3 and cluster.bound("ml"))
+    for name, pod in bound.items():
+        annotations = pod.metadata.annotations
+        assert annotations["scheduling.tessera.dev/gpu-memory-request-bytes"] == str(20 << 30), annotations
+        assert annotations["scheduling.tessera.dev/gpu-memory-limit-bytes"] == str(40 << 30), annotations
+        env = annotations["scheduling.tessera.dev/gpu-env"]
+        for line in (f"TESSERA_GPU_MEMORY_REQUEST={20 << 30}", f"TESSERA_GPU_MEMORY_LIMIT={40 << 30}",
+                     "TESSERA_GPU_MEMORY_RESOLVER=priority"):
+            assert line + "\n" in env, (name, env)
+    cluster.pod("ml", "llm-3", gpus=0, queue="serving", annotations=memory)
+    waiting = wait_for("llm-3's PodScheduled condition", lambda: condition(cluster.pods("ml")["llm-3"], "PodScheduled"))
+    assert waiting.status == "False", waiting
+    assert ("GPU memory limits: 1 node has room for the 20Gi request but not for the 40Gi limit at overcommit 1.5"
+            in waiting.message), waiting.message
+    wait_for("the limit-pending gauge", lambda: "tessera_gpu_memory_limit_pending_workloads 1\n"
+             in cluster.metrics("scheduler"))
+    metrics = cluster.metrics("scheduler")
+    assert f'tessera_gpu_memory_bytes{{measure="limits",pool="inference"}} {120 << 30}' in metrics, metrics
+    cluster.pod("ml", "bad-resolver", gpus=0, queue="serving",
+                annotations={**memory, "scheduling.tessera.dev/gpu-memory-resolver": "kill"})
+    bad = wait_for("bad-resolver's PodScheduled condition",
+                   lambda: condition(cluster.pods("ml")["bad-resolver"], "PodScheduled"))
+    assert "gpu-memory-resolver" in bad.message and "'kill' is not a GPU memory resolver" in bad.message, bad.message
     assert scheduler.poll() is None, "the scheduler exited"
 
 
@@ -1085,6 +1124,8 @@ SCENARIOS = {
     "time-fairness": (time_fairness, gpu_nodes(1), [], []),
     "workloads": (workloads, gpu_nodes(6), [], []),
     "inference": (inference, gpu_nodes(1), [], []),
+    "gpu-memory": (gpu_memory, gpu_nodes(1, gpus=1) + "      labels: {scheduling.tessera.dev/node-pool: inference}\n",
+                   [], []),
     "quiet-periods": (quiet_periods, gpu_nodes(2), ["--fault-idle-close", "1"], None),
     "bad-queues": (bad_queues, gpu_nodes(2), [], []),
     "misconfigured": (misconfigured, gpu_nodes(1), [], None),
@@ -1099,6 +1140,8 @@ SCENARIOS = {
     "jobset": (jobset, gpu_nodes(4), None, []),
     "trainjob": (trainjob, gpu_nodes(6), None, []),
     "leaderworkerset": (leaderworkerset, gpu_nodes(6), None, []),
+    # A real Prometheus (Debian's) scraping `tessera dev gpu-metrics`; limits of seconds.
+    "idle-gpus": (idle_gpus, gpu_nodes(1), [], []),
     "faults": (faults, gpu_nodes(8), ["--fault-seed", "7", "--fault-idle-close", "2", "--fault-drop", "0.05",
                                       "--fault-errors", "0.05", "--fault-user-agent", "tessera"], None),
 }
@@ -1123,6 +1166,9 @@ def main():
         return SKIP
     if kind == "real" and real_control_plane_missing():
         print(f"SKIP: {real_control_plane_missing()}", file=sys.stderr)
+        return SKIP
+    if test is idle_gpus and prometheus_missing():
+        print(f"SKIP: {prometheus_missing()}", file=sys.stderr)
         return SKIP
     if test in (jobset, trainjob, leaderworkerset) and workload_controllers.missing():
         print(f"SKIP: {workload_controllers.missing()}", file=sys.stderr)

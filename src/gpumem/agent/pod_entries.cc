@@ -53,13 +53,9 @@ PodEntries entries_for_pod(const nlohmann::json& pod) {
                      " bytes) is above its limit (" + std::to_string(limit) + " bytes)";
     return result;
   }
+  // pod_from_object has checked the resolver's name already.
   Resolver resolver = Resolver::kWait;
-  if (const std::string* text = annotation(pod, adapter::kGpuMemoryResolverAnnotation);
-      text != nullptr && !parse_resolver(*text, &resolver)) {
-    result.problem = "pod " + info->key + ": annotation " + std::string(adapter::kGpuMemoryResolverAnnotation) + " '" +
-                     *text + "' is not wait, priority or swap";
-    return result;
-  }
+  parse_resolver(info->gpu_memory_resolver, &resolver);
   if (info->gpu_indices.empty()) {
     result.problem = "pod " + info->key + ": GPU memory in bytes but no " + std::string(adapter::kGpuIndexAnnotation) +
                      " annotation naming its device";
