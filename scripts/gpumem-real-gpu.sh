@@ -2,7 +2,7 @@
 # Runs the GPU memory interposer against a real NVIDIA driver and prints a summary: per-call
 # overhead (direct against interposed), limit enforcement, cuMemGetInfo, every allocation function,
 # no overshoot under N concurrent processes, how soon a waiting allocation is granted after a free,
-# the priority resolver, and the reclaim of a process that died holding memory.
+# the priority resolver, the reclaim of a process that died holding memory, and the swap resolver.
 #
 # Self-contained: builds the interposer and the test programs with plain g++ (libc, libdl and
 # pthreads only; no CMake, no project libraries), or takes them prebuilt from
@@ -196,7 +196,7 @@ for _ in $(seq 1 200); do
   sleep 0.1
 done
 guarded 40 env "${common[@]}" TESSERA_POD_UID=high TESSERA_POD_PRIORITY=100 "$workload" alloc $GiB \
-  >"$work/high.out" 2>"$work/high.err"
+  >"$work/high.out" 2>"$work/high.err" 7>&-
 exec 7>&-  # end of input: a low-priority process still alive frees and exits 0
 wait $low
 low_status=$?
@@ -209,6 +209,44 @@ guarded 20 "$ledger_tool" "$work/death.ledger" >"$work/death.ledger.txt" 2>&1
 reclaimed=$(value "$work/death.ledger.txt" reclaimed)
 [ "$reclaimed" = $((256 * MiB)) ]
 verdict "reclaim" $? "a process ended holding 256 MiB; the ledger reclaimed ${reclaimed:-?} bytes"
+
+# --- 8. swap: a colliding allocation placed in host memory, moved back when room frees ------------
+ledger="$work/swap.ledger"
+common=(TESSERA_GPUMEM_LEDGER="$ledger" LD_PRELOAD="$interposer" TESSERA_GPU_DEVICE_MEMORY=$((3 * GiB / 2))
+  TESSERA_GPU_MEMORY_LIMIT=$GiB)
+wait_for_line() {  # wait_for_line FILE PATTERN COUNT: until FILE has COUNT lines matching, or 20 s
+  for _ in $(seq 1 200); do
+    [ "$(grep -c "$2" "$1" 2>/dev/null)" -ge "$3" ] || [ "$(limit_for 5)" = 0 ] && break
+    sleep 0.1
+  done
+}
+mkfifo "$work/holder.in" "$work/swapper.in"
+guarded 60 env "${common[@]}" TESSERA_POD_UID=holder "$workload" hold $GiB <"$work/holder.in" >"$work/holder.out" 2>&1 &
+holder=$!
+exec 8>"$work/holder.in"
+wait_for_line "$work/holder.out" '^held=1' 1
+guarded 60 env "${common[@]}" TESSERA_POD_UID=swapper TESSERA_GPU_MEMORY_RESOLVER=swap "$workload" swap-hold $GiB \
+  <"$work/swapper.in" >"$work/swapper.out" 2>&1 8>&- &  # not holding the holder's input open
+swapper=$!
+exec 9>"$work/swapper.in"
+wait_for_line "$work/swapper.out" '^held=' 1
+echo check >&9
+wait_for_line "$work/swapper.out" '^intact=' 1
+guarded 20 "$ledger_tool" --no-reclaim "$ledger" >"$work/swap-before.txt" 2>&1
+exec 8>&-  # the holder frees and ends
+wait $holder
+echo check >&9
+wait_for_line "$work/swapper.out" '^intact=' 2
+guarded 20 "$ledger_tool" --no-reclaim "$ledger" >"$work/swap-after.txt" 2>&1
+exec 9>&-
+wait $swapper
+swapper_status=$?
+in_host_before=$(sed -n 's/.*uid=swapper .* in_host=\([0-9]*\).*/\1/p' "$work/swap-before.txt")
+in_host_after=$(sed -n 's/.*uid=swapper .* in_host=\([0-9]*\).*/\1/p' "$work/swap-after.txt")
+swap_ins=$(sed -n 's/.*uid=swapper .* swap_ins=\([0-9]*\).*/\1/p' "$work/swap-after.txt")
+intact=$(grep -c '^intact=1' "$work/swapper.out" 2>/dev/null)
+[ "$in_host_before" = $GiB ] && [ "$in_host_after" = 0 ] && [ "$swap_ins" = 1 ] && [ "$intact" = 2 ] && [ $swapper_status = 0 ]
+verdict "swap" $? "1 GiB colliding on a 1.5 GiB device: ${in_host_before:-?} bytes placed in host memory, ${in_host_after:-?} left there after the holder freed (${swap_ins:-?} moved back); contents intact at ${intact:-0} of 2 checks; exit $swapper_status"
 
 say "total $(($(date +%s) - script_started)) s; $failures failed"
 say "logs: $results (summary.txt); step outputs were in $work"

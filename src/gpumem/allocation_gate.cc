@@ -4,7 +4,8 @@
 
 namespace tessera::gpumem {
 
-GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const GateOptions& options) {
+GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const GateOptions& options,
+                   bool may_place_in_host) {
   const std::int64_t start = monotonic_ns();
   bool waited = false;
   bool evicted = false;
@@ -12,10 +13,15 @@ GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const
     const ChargeOutcome outcome = ledger.charge(entry, bytes, now);
     if (outcome.stale_entry) return GateResult::kStaleEntry;
     switch (outcome.decision.verdict) {
-      case ChargeVerdict::kGrant: return GateResult::kGranted;
-      case ChargeVerdict::kOverLimit: return GateResult::kOverLimit;
-      case ChargeVerdict::kCollision: break;
+      case ChargeVerdict::kGrant:
+        return GateResult::kGranted;
+      case ChargeVerdict::kOverLimit:
+        return GateResult::kOverLimit;
+      case ChargeVerdict::kCollision:
+        break;
     }
+    const Resolver resolver = ledger.layout().entries[entry.slot].resolver;
+    if (resolver == Resolver::kSwap && may_place_in_host) return GateResult::kPlaceInHost;
     const std::int64_t left = start + options.wait_timeout_ns - now;
     if (left <= 0) {
       ledger.count_wait(entry, true);
@@ -25,7 +31,6 @@ GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const
       ledger.count_wait(entry, false);
       waited = true;
     }
-    const Resolver resolver = ledger.layout().entries[entry.slot].resolver;
     if (resolver == Resolver::kPriority && !evicted) {
       evicted = !ledger.evict_for(entry, outcome.decision.shortfall, now).empty();
     }

@@ -4,7 +4,9 @@
 //              after the timeout, so that no allocation waits forever on memory never freed;
 //   priority — end the processes of lower-priority or idle pods that free enough (Ledger::evict_for),
 //              then wait as above for their memory to come back;
-//   swap     — not implemented: waits as `wait` does (docs/gpu-memory.md says what it needs).
+//   swap     — the allocation is placed in host memory instead (kPlaceInHost: the caller allocates
+//              it there and charges it with Ledger::charge_host), to move back to the device when
+//              room frees; an allocation that cannot be placed in host memory waits as `wait` does.
 // Every wait also reclaims the charge of processes that died, so a crashed pod never blocks others.
 #pragma once
 
@@ -20,8 +22,10 @@ struct GateOptions {
   std::int64_t poll_ns = std::int64_t{20} * 1000000;
 };
 
-enum class GateResult { kGranted, kOverLimit, kTimedOut, kStaleEntry };
+enum class GateResult { kGranted, kOverLimit, kTimedOut, kStaleEntry, kPlaceInHost };
 
-GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const GateOptions& options);
+// `may_place_in_host`: the caller can allocate in host memory what collides (the swap resolver).
+GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const GateOptions& options,
+                   bool may_place_in_host = false);
 
 }  // namespace tessera::gpumem

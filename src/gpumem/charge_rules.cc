@@ -5,7 +5,8 @@
 namespace tessera::gpumem {
 
 ChargeDecision decide_charge(std::uint64_t capacity, std::uint64_t committed, EntryUse entry, std::uint64_t bytes) {
-  if (bytes > entry.limit || entry.used > entry.limit - bytes) {
+  const std::uint64_t held = entry.used + entry.in_host;
+  if (bytes > entry.limit || held > entry.limit - bytes) {
     return {ChargeVerdict::kOverLimit};
   }
   const std::uint64_t after = entry.used + bytes;

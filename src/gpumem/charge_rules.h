@@ -1,6 +1,7 @@
 // The rules an allocation is charged by, as pure functions of the numbers in the ledger, so that
 // each can be tested alone (docs/gpu-memory.md §Rules):
-//   1. a pod's use never passes its limit (past it: CUDA_ERROR_OUT_OF_MEMORY);
+//   1. a pod's use (on the device and, with the swap resolver, in host memory) never passes its
+//      limit (past it: CUDA_ERROR_OUT_OF_MEMORY);
 //   2. a device's requests are reserved: use under the request is always granted;
 //   3. use between request and limit is granted while the device has room, where room is the
 //      capacity less the sum over entries of max(used, request);
@@ -21,9 +22,10 @@ struct ChargeDecision {
 };
 
 struct EntryUse {
-  std::uint64_t used = 0;
+  std::uint64_t used = 0;  // on the device
   std::uint64_t request = 0;
   std::uint64_t limit = 0;
+  std::uint64_t in_host = 0;  // the swap resolver's allocations placed in host memory: limited, not on the device
 };
 
 ChargeDecision decide_charge(std::uint64_t capacity, std::uint64_t committed, EntryUse entry, std::uint64_t bytes);

@@ -38,6 +38,9 @@ inline constexpr CUdriverProcAddressQueryResult CU_GET_PROC_ADDRESS_SYMBOL_NOT_F
 
 // cuMemAllocManaged's flags.
 inline constexpr unsigned int CU_MEM_ATTACH_GLOBAL = 0x1;
+// cuMemAdvise's advice (CUmem_advise) and the device number that means host memory.
+inline constexpr int CU_MEM_ADVISE_SET_PREFERRED_LOCATION = 3;
+inline constexpr CUdevice CU_DEVICE_CPU = -1;
 
 // The virtual memory management API's allocation properties (CUmemAllocationProp, 32 bytes).
 inline constexpr int CU_MEM_ALLOCATION_TYPE_PINNED = 0x1;
@@ -86,6 +89,9 @@ using PFN_cuMemAllocFromPoolAsync = CUresult (*)(CUdeviceptr* dptr, std::size_t 
 using PFN_cuMemFree_v2 = CUresult (*)(CUdeviceptr dptr);
 using PFN_cuMemFreeAsync = CUresult (*)(CUdeviceptr dptr, CUstream stream);
 using PFN_cuMemGetInfo_v2 = CUresult (*)(std::size_t* free, std::size_t* total);
+// The CUDA 8 signatures, still exported under these names (CUDA 12.2's _v2 take a CUmemLocation).
+using PFN_cuMemAdvise = CUresult (*)(CUdeviceptr ptr, std::size_t bytes, int advice, CUdevice device);
+using PFN_cuMemPrefetchAsync = CUresult (*)(CUdeviceptr ptr, std::size_t bytes, CUdevice destination, CUstream stream);
 using PFN_cuMemcpyHtoD_v2 = CUresult (*)(CUdeviceptr dst, const void* src, std::size_t bytes);
 using PFN_cuMemcpyDtoH_v2 = CUresult (*)(void* dst, CUdeviceptr src, std::size_t bytes);
 using PFN_cuMemsetD8_v2 = CUresult (*)(CUdeviceptr dst, unsigned char value, std::size_t count);

@@ -50,8 +50,12 @@ void repair_device(LedgerLayout& layout, int device) {
     EntryRecord& entry = layout.entries[slot];
     if (entry.state != kSlotLive || entry.device != device) continue;
     entry.used = 0;
+    entry.in_host = 0;
     for (const ProcessRecord& process : layout.processes) {
-      if (process.state == kSlotLive && process.entry_of[device] == slot) entry.used += process.used[device];
+      if (process.state == kSlotLive && process.entry_of[device] == slot) {
+        entry.used += process.used[device];
+        entry.in_host += process.in_host[device];
+      }
     }
     record.used += entry.used;
     record.committed += entry.used > entry.request ? entry.used : entry.request;
@@ -78,18 +82,25 @@ std::int64_t monotonic_ns() {
 
 const char* resolver_name(Resolver resolver) {
   switch (resolver) {
-    case Resolver::kPriority: return "priority";
-    case Resolver::kSwap: return "swap";
-    case Resolver::kWait: break;
+    case Resolver::kPriority:
+      return "priority";
+    case Resolver::kSwap:
+      return "swap";
+    case Resolver::kWait:
+      break;
   }
   return "wait";
 }
 
 bool parse_resolver(const std::string& text, Resolver* resolver) {
-  if (text == "wait") *resolver = Resolver::kWait;
-  else if (text == "priority") *resolver = Resolver::kPriority;
-  else if (text == "swap") *resolver = Resolver::kSwap;
-  else return false;
+  if (text == "wait")
+    *resolver = Resolver::kWait;
+  else if (text == "priority")
+    *resolver = Resolver::kPriority;
+  else if (text == "swap")
+    *resolver = Resolver::kSwap;
+  else
+    return false;
   return true;
 }
 
@@ -109,11 +120,11 @@ std::unique_ptr<Ledger> Ledger::open(const std::string& path, std::string* error
     *error = "ledger " + path + ": cannot open: " + std::strerror(errno);
     return nullptr;
   }
-  fchmod(fd, 0666);  // processes of every container on the node, whatever their user, charge it
+  fchmod(fd, 0666);    // processes of every container on the node, whatever their user, charge it
   flock(fd, LOCK_EX);  // one creator initialises; the others wait for it
   struct stat info;
-  if (fstat(fd, &info) != 0 || (static_cast<std::size_t>(info.st_size) < sizeof(LedgerLayout) &&
-                                ftruncate(fd, sizeof(LedgerLayout)) != 0)) {
+  if (fstat(fd, &info) != 0 ||
+      (static_cast<std::size_t>(info.st_size) < sizeof(LedgerLayout) && ftruncate(fd, sizeof(LedgerLayout)) != 0)) {
     *error = "ledger " + path + ": cannot size it to " + std::to_string(sizeof(LedgerLayout)) +
              " bytes: " + std::strerror(errno);
     flock(fd, LOCK_UN);
@@ -215,7 +226,7 @@ bool Ledger::remove_entry(int slot) {
   }
   DeviceRecord& device = layout_->devices[entry.device];
   LedgerLock lock(device.lock, repair_device, *layout_, entry.device);
-  if (entry.used > 0) return false;
+  if (entry.used > 0 || entry.in_host > 0) return false;
   device.committed -= entry.request;
   entry.state = kSlotFree;
   return true;
@@ -229,7 +240,7 @@ int Ledger::register_process(const std::string& uid, int pid) {
   for (int slot = 0; slot < kMaxProcesses; ++slot) {
     ProcessRecord& process = layout_->processes[slot];
     if (process.state != kSlotFree) continue;
-    struct flock hold{};
+    struct flock hold {};
     hold.l_type = F_WRLCK;
     hold.l_whence = SEEK_SET;
     hold.l_start = kProcessLockOffset + slot;
@@ -241,6 +252,7 @@ int Ledger::register_process(const std::string& uid, int pid) {
     for (int device = 0; device < kMaxDevices; ++device) {
       process.entry_of[device] = -1;
       process.used[device] = 0;
+      process.in_host[device] = 0;
     }
     process.state = kSlotLive;  // last: a slot is live only once its lock is held
     process_slot_ = slot;
@@ -267,7 +279,8 @@ ChargeOutcome Ledger::charge(EntryHandle handle, std::uint64_t bytes, std::int64
     outcome.stale_entry = true;
     return outcome;
   }
-  outcome.decision = decide_charge(device.capacity, device.committed, {entry.used, entry.request, entry.limit}, bytes);
+  outcome.decision =
+      decide_charge(device.capacity, device.committed, {entry.used, entry.request, entry.limit, entry.in_host}, bytes);
   if (outcome.decision.verdict == ChargeVerdict::kOverLimit) {
     ++entry.limit_ooms;
   } else if (outcome.decision.verdict == ChargeVerdict::kGrant) {
@@ -282,6 +295,76 @@ ChargeOutcome Ledger::charge(EntryHandle handle, std::uint64_t bytes, std::int64
     if (device.used > device.peak_used) device.peak_used = device.used;
     device.committed += outcome.decision.commit_increase;
   }
+  return outcome;
+}
+
+EntryRecord* Ledger::live_entry(EntryHandle handle) {
+  EntryRecord& entry = layout_->entries[handle.slot];
+  return entry.state == kSlotLive && entry.generation == handle.generation ? &entry : nullptr;
+}
+
+bool Ledger::charge_host(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
+  if (!handle.valid() || !valid_device(handle.device) || process_slot_ < 0) return false;
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  EntryRecord* entry = live_entry(handle);
+  if (entry == nullptr) return false;
+  if (bytes > entry->limit || entry->used + entry->in_host > entry->limit - bytes) {
+    ++entry->limit_ooms;
+    return false;
+  }
+  ProcessRecord& process = layout_->processes[process_slot_];
+  process.entry_of[handle.device] = handle.slot;
+  process.in_host[handle.device] += bytes;  // first: repair_device rebuilds the sums from these
+  entry->in_host += bytes;
+  entry->last_active_ns = now_ns;
+  ++entry->swap_outs;
+  return true;
+}
+
+void Ledger::release_host(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
+  if (!handle.valid() || !valid_device(handle.device) || process_slot_ < 0) return;
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  release_host_locked(handle.slot, process_slot_, handle.device, bytes);
+  layout_->entries[handle.slot].last_active_ns = now_ns;
+}
+
+void Ledger::release_host_locked(int slot, int process_slot, int device, std::uint64_t bytes) {
+  EntryRecord& entry = layout_->entries[slot];
+  ProcessRecord& process = layout_->processes[process_slot];
+  if (bytes > process.in_host[device]) bytes = process.in_host[device];
+  if (bytes > entry.in_host) bytes = entry.in_host;
+  process.in_host[device] -= bytes;
+  entry.in_host -= bytes;
+}
+
+ChargeOutcome Ledger::move_to_device(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
+  if (!handle.valid() || !valid_device(handle.device) || process_slot_ < 0) return {{ChargeVerdict::kOverLimit}, true};
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  ChargeOutcome outcome{};
+  outcome.release_seq = device.release_seq.load();
+  EntryRecord* entry = live_entry(handle);
+  if (entry == nullptr) {
+    outcome.stale_entry = true;
+    return outcome;
+  }
+  // The bytes leave host memory as they reach the device: the limit sees them once.
+  const std::uint64_t staying = entry->in_host > bytes ? entry->in_host - bytes : 0;
+  outcome.decision =
+      decide_charge(device.capacity, device.committed, {entry->used, entry->request, entry->limit, staying}, bytes);
+  if (outcome.decision.verdict != ChargeVerdict::kGrant) return outcome;
+  release_host_locked(handle.slot, process_slot_, handle.device, bytes);
+  ProcessRecord& process = layout_->processes[process_slot_];
+  process.used[handle.device] += bytes;
+  entry->used += bytes;
+  if (entry->used > entry->peak_used) entry->peak_used = entry->used;
+  entry->last_active_ns = now_ns;
+  ++entry->swap_ins;
+  device.used += bytes;
+  if (device.used > device.peak_used) device.peak_used = device.used;
+  device.committed += outcome.decision.commit_increase;
   return outcome;
 }
 
@@ -313,7 +396,8 @@ Ledger::View Ledger::view(EntryHandle handle) {
   DeviceRecord& device = layout_->devices[handle.device];
   LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
   const EntryRecord& entry = layout_->entries[handle.slot];
-  const std::uint64_t headroom = entry.limit > entry.used ? entry.limit - entry.used : 0;
+  const std::uint64_t held = entry.used + entry.in_host;
+  const std::uint64_t headroom = entry.limit > held ? entry.limit - held : 0;
   const std::uint64_t reserved = entry.request > entry.used ? entry.request - entry.used : 0;
   const std::uint64_t room = (device.capacity > device.committed ? device.capacity - device.committed : 0) + reserved;
   return {entry.limit, headroom < room ? headroom : room};
@@ -376,7 +460,7 @@ std::atomic<std::uint32_t>* Ledger::end_request_word() {
 }
 
 bool Ledger::process_alive(int slot) const {
-  struct flock probe{};
+  struct flock probe {};
   probe.l_type = F_WRLCK;
   probe.l_whence = SEEK_SET;
   probe.l_start = kProcessLockOffset + slot;
@@ -396,7 +480,8 @@ std::uint64_t Ledger::reclaim_dead_processes() {
       if (process.entry_of[device] < 0) continue;
       DeviceRecord& record = layout_->devices[device];
       LedgerLock lock(record.lock, repair_device, *layout_, device);
-      reclaimed += process.used[device];
+      reclaimed += process.used[device] + process.in_host[device];
+      release_host_locked(process.entry_of[device], slot, device, process.in_host[device]);
       release_locked(process.entry_of[device], slot, device, process.used[device], now);
       process.entry_of[device] = -1;
     }

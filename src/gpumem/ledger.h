@@ -35,7 +35,7 @@ struct EntryHandle {
 
 struct ChargeOutcome {
   ChargeDecision decision;
-  bool stale_entry = false;  // the entry was removed or reused since the handle was taken
+  bool stale_entry = false;       // the entry was removed or reused since the handle was taken
   std::uint32_t release_seq = 0;  // the device's release sequence when the decision was made
 };
 
@@ -71,6 +71,13 @@ class Ledger {
   ChargeOutcome charge(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
   void release(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
 
+  // The swap resolver: an allocation that collides is placed in host memory, charged against the
+  // pod's limit but not the device (false: past the limit); it moves back to the device when the
+  // device has room for it again (move_to_device charges it there as a new allocation would be).
+  bool charge_host(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
+  void release_host(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
+  ChargeOutcome move_to_device(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
+
   // What cuMemGetInfo shows the entry's pod: its limit as the total, and as free what it could
   // still be granted now (within its limit, its unused request and the device's room).
   struct View {
@@ -98,10 +105,13 @@ class Ledger {
  private:
   Ledger(std::string path, int fd, LedgerLayout* layout);
   void release_locked(int slot, int process, int device, std::uint64_t bytes, std::int64_t now_ns);
+  void release_host_locked(int slot, int process, int device, std::uint64_t bytes);
+  // The entry behind a handle, under its device's lock held by the caller; null when stale.
+  EntryRecord* live_entry(EntryHandle handle);
 
   std::string path_;
-  int fd_ = -1;        // mapping and liveness queries
-  int lock_fd_ = -1;   // holds this process's liveness lock (a separate open file description)
+  int fd_ = -1;       // mapping and liveness queries
+  int lock_fd_ = -1;  // holds this process's liveness lock (a separate open file description)
   int process_slot_ = -1;
   LedgerLayout* layout_ = nullptr;
 };

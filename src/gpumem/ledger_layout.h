@@ -43,14 +43,17 @@ struct EntryRecord {
   std::uint64_t peak_used;
   std::int64_t last_active_ns;  // CLOCK_MONOTONIC of the last charge or release
   std::uint64_t grants;
-  std::uint64_t waits;      // allocations that waited for memory
-  std::uint64_t wait_ooms;  // allocations refused after waiting their whole timeout
+  std::uint64_t waits;       // allocations that waited for memory
+  std::uint64_t wait_ooms;   // allocations refused after waiting their whole timeout
   std::uint64_t limit_ooms;  // allocations refused for passing the limit
   std::uint64_t evictions;   // times this pod's processes were ended for another pod
+  std::uint64_t in_host;     // swap resolver: bytes of allocations placed in host memory on collision
+  std::uint64_t swap_outs;   // allocations placed in host memory
+  std::uint64_t swap_ins;    // allocations moved back to the device
 };
 
 struct DeviceRecord {
-  pthread_mutex_t lock;  // robust and process-shared: a holder that dies does not wedge the node
+  pthread_mutex_t lock;    // robust and process-shared: a holder that dies does not wedge the node
   std::uint64_t capacity;  // bytes; 0 until the agent or the first process sets it
   // Sum over the device's entries of max(used, request): requests are reserved whether used or
   // not, so "under the request" never waits, and committed <= capacity means no overshoot.
@@ -62,13 +65,14 @@ struct DeviceRecord {
 };
 
 struct ProcessRecord {
-  std::uint32_t state;  // kSlotFree or kSlotLive; under the table lock
-  std::int32_t pid;     // in the process's own PID namespace, for reports only
-  char uid[kUidBytes];  // the pod it charges
+  std::uint32_t state;                       // kSlotFree or kSlotLive; under the table lock
+  std::int32_t pid;                          // in the process's own PID namespace, for reports only
+  char uid[kUidBytes];                       // the pod it charges
   std::atomic<std::uint32_t> end_requested;  // futex word: 1 asks the process to end itself
   std::uint32_t reserved;
   std::int32_t entry_of[kMaxDevices];  // entry slot charged per device, -1: none
   std::uint64_t used[kMaxDevices];     // bytes it holds per device (under that device's lock)
+  std::uint64_t in_host[kMaxDevices];  // bytes its swap allocations for that device hold in host memory
 };
 
 inline constexpr std::uint32_t kSlotFree = 0;

@@ -13,8 +13,10 @@ int main(int argc, char** argv) {
   bool reclaim = true;
   std::string path = tessera::gpumem::kDefaultLedgerPath;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--no-reclaim") == 0) reclaim = false;
-    else path = argv[i];
+    if (std::strcmp(argv[i], "--no-reclaim") == 0)
+      reclaim = false;
+    else
+      path = argv[i];
   }
   std::string error;
   auto ledger = tessera::gpumem::Ledger::open(path, &error);

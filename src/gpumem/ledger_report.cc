@@ -20,19 +20,21 @@ std::string ledger_report(Ledger& ledger) {
   const std::int64_t now = monotonic_ns();
   for (int device = 0; device < kMaxDevices; ++device) {
     DeviceRecord& record = layout.devices[device];
-    LedgerLock lock(record.lock, [](LedgerLayout&, int) {}, layout, device);
+    LedgerLock lock(
+        record.lock, [](LedgerLayout&, int) {}, layout, device);
     if (record.capacity == 0 && record.used == 0 && record.committed == 0) continue;
-    append(text, "device=%d capacity=%" PRIu64 " used=%" PRIu64 " committed=%" PRIu64 " peak_used=%" PRIu64 "\n", device,
-           record.capacity, record.used, record.committed, record.peak_used);
+    append(text, "device=%d capacity=%" PRIu64 " used=%" PRIu64 " committed=%" PRIu64 " peak_used=%" PRIu64 "\n",
+           device, record.capacity, record.used, record.committed, record.peak_used);
     for (const EntryRecord& entry : layout.entries) {
       if (entry.state != kSlotLive || entry.device != device) continue;
       append(text,
              "entry device=%d uid=%s name=%s priority=%d resolver=%s request=%" PRIu64 " limit=%" PRIu64
              " used=%" PRIu64 " peak_used=%" PRIu64 " grants=%" PRIu64 " waits=%" PRIu64 " wait_ooms=%" PRIu64
-             " limit_ooms=%" PRIu64 " evictions=%" PRIu64 " idle_s=%" PRId64 "\n",
+             " limit_ooms=%" PRIu64 " evictions=%" PRIu64 " in_host=%" PRIu64 " swap_outs=%" PRIu64 " swap_ins=%" PRIu64
+             " idle_s=%" PRId64 "\n",
              device, entry.uid, entry.name, entry.priority, resolver_name(entry.resolver), entry.request, entry.limit,
              entry.used, entry.peak_used, entry.grants, entry.waits, entry.wait_ooms, entry.limit_ooms, entry.evictions,
-             (now - entry.last_active_ns) / 1000000000);
+             entry.in_host, entry.swap_outs, entry.swap_ins, (now - entry.last_active_ns) / 1000000000);
     }
   }
   int live = 0;

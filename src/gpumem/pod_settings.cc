@@ -47,7 +47,8 @@ PodSettings read_pod_settings(const EnvironmentLookup& lookup) {
   settings.limit = read_bytes(lookup, "TESSERA_GPU_MEMORY_LIMIT", settings.problems);
   settings.request = read_bytes(lookup, "TESSERA_GPU_MEMORY_REQUEST", settings.problems).value_or(0);
   if (settings.limit && settings.request > *settings.limit) {
-    settings.problems.push_back("TESSERA_GPU_MEMORY_REQUEST is above TESSERA_GPU_MEMORY_LIMIT: the request is cut to the limit");
+    settings.problems.push_back(
+        "TESSERA_GPU_MEMORY_REQUEST is above TESSERA_GPU_MEMORY_LIMIT: the request is cut to the limit");
     settings.request = *settings.limit;
   }
   if (const char* resolver = lookup("TESSERA_GPU_MEMORY_RESOLVER"); resolver != nullptr && *resolver != '\0') {

@@ -68,12 +68,15 @@ class AgentClusterTest : public ::testing::Test {
     config.server = server_.url();
     client_ = std::make_unique<kube::ApiClient>(config);
     post("/api/v1/namespaces", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "serving"}}}});
-    post("/apis/scheduling.k8s.io/v1/priorityclasses",
-         {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", "serving"}}}, {"value", 100}});
-    post("/api/v1/nodes", {{"apiVersion", "v1"},
-                           {"kind", "Node"},
-                           {"metadata", {{"name", "gpu-1"}, {"labels", {{"nvidia.com/gpu.memory", "16384"}}}}},
-                           {"status", {{"capacity", {{"nvidia.com/gpu", "2"}}}, {"allocatable", {{"nvidia.com/gpu", "2"}}}}}});
+    post("/apis/scheduling.k8s.io/v1/priorityclasses", {{"apiVersion", "scheduling.k8s.io/v1"},
+                                                        {"kind", "PriorityClass"},
+                                                        {"metadata", {{"name", "serving"}}},
+                                                        {"value", 100}});
+    post("/api/v1/nodes",
+         {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", "gpu-1"}, {"labels", {{"nvidia.com/gpu.memory", "16384"}}}}},
+          {"status", {{"capacity", {{"nvidia.com/gpu", "2"}}}, {"allocatable", {{"nvidia.com/gpu", "2"}}}}}});
   }
 
   void TearDown() override {
@@ -85,7 +88,8 @@ class AgentClusterTest : public ::testing::Test {
 
   void post(const std::string& path, const json& body) {
     auto response = client_->post(path, body);
-    ASSERT_TRUE(response && response->ok()) << path << ": " << (response ? response->error_message() : response.error().message);
+    ASSERT_TRUE(response && response->ok())
+        << path << ": " << (response ? response->error_message() : response.error().message);
   }
 
   void start_agent() {

@@ -14,17 +14,23 @@ namespace tessera::gpumem::testing {
 namespace {
 
 nlohmann::json bound_pod(const std::string& name, nlohmann::json annotations) {
-  return {{"metadata", {{"name", name}, {"namespace", "serving"}, {"uid", "uid-" + name}, {"annotations", annotations}}},
-          {"spec", {{"schedulerName", "tessera"}, {"nodeName", "gpu-1"}, {"priority", 1000}, {"containers", nlohmann::json::array()}}},
-          {"status", {{"phase", "Running"}}}};
+  return {
+      {"metadata", {{"name", name}, {"namespace", "serving"}, {"uid", "uid-" + name}, {"annotations", annotations}}},
+      {"spec",
+       {{"schedulerName", "tessera"},
+        {"nodeName", "gpu-1"},
+        {"priority", 1000},
+        {"containers", nlohmann::json::array()}}},
+      {"status", {{"phase", "Running"}}}};
 }
 
 TEST(PodEntries, OneEntryPerBoundDeviceWithTheBytesTesseraWrote) {
-  const PodEntries entries = entries_for_pod(bound_pod("llm", {{"scheduling.tessera.dev/gpu-index", "2,3"},
-                                                              {"scheduling.tessera.dev/gpu-memory-request-bytes", "1000"},
-                                                              {"scheduling.tessera.dev/gpu-memory-limit-bytes", "3000"},
-                                                              {"scheduling.tessera.dev/gpu-memory", "1000"},
-                                                              {"scheduling.tessera.dev/gpu-memory-resolver", "priority"}}));
+  const PodEntries entries =
+      entries_for_pod(bound_pod("llm", {{"scheduling.tessera.dev/gpu-index", "2,3"},
+                                        {"scheduling.tessera.dev/gpu-memory-request-bytes", "1000"},
+                                        {"scheduling.tessera.dev/gpu-memory-limit-bytes", "3000"},
+                                        {"scheduling.tessera.dev/gpu-memory", "1000"},
+                                        {"scheduling.tessera.dev/gpu-memory-resolver", "priority"}}));
   ASSERT_TRUE(entries.problem.empty()) << entries.problem;
   ASSERT_EQ(entries.entries.size(), 2u);
   EXPECT_EQ(entries.entries[0].device, 2);
@@ -39,30 +45,31 @@ TEST(PodEntries, OneEntryPerBoundDeviceWithTheBytesTesseraWrote) {
 
 TEST(PodEntries, APodWithoutGpuMemoryOrFinishedHasNone) {
   EXPECT_TRUE(entries_for_pod(bound_pod("cpu", nlohmann::json::object())).entries.empty());
-  nlohmann::json done = bound_pod("done", {{"scheduling.tessera.dev/gpu-index", "0"},
-                                          {"scheduling.tessera.dev/gpu-memory-limit-bytes", "10"}});
+  nlohmann::json done = bound_pod(
+      "done", {{"scheduling.tessera.dev/gpu-index", "0"}, {"scheduling.tessera.dev/gpu-memory-limit-bytes", "10"}});
   done["status"]["phase"] = "Succeeded";
   EXPECT_TRUE(entries_for_pod(done).entries.empty());
   EXPECT_TRUE(entries_for_pod(done).problem.empty());
 }
 
 TEST(PodEntries, BadAnnotationsAreNamedWithThePod) {
-  const PodEntries bytes = entries_for_pod(bound_pod("a", {{"scheduling.tessera.dev/gpu-index", "0"},
-                                                          {"scheduling.tessera.dev/gpu-memory-limit-bytes", "20Gi"}}));
+  const PodEntries bytes = entries_for_pod(bound_pod(
+      "a", {{"scheduling.tessera.dev/gpu-index", "0"}, {"scheduling.tessera.dev/gpu-memory-limit-bytes", "20Gi"}}));
   EXPECT_TRUE(bytes.entries.empty());
   EXPECT_NE(bytes.problem.find("pod serving/a: annotation scheduling.tessera.dev/gpu-memory-limit-bytes '20Gi'"),
             std::string::npos)
       << bytes.problem;
-  const PodEntries resolver = entries_for_pod(bound_pod("b", {{"scheduling.tessera.dev/gpu-index", "0"},
-                                                             {"scheduling.tessera.dev/gpu-memory-limit-bytes", "1"},
-                                                             {"scheduling.tessera.dev/gpu-memory", "1"},
-                                                             {"scheduling.tessera.dev/gpu-memory-resolver", "evict"}}));
+  const PodEntries resolver =
+      entries_for_pod(bound_pod("b", {{"scheduling.tessera.dev/gpu-index", "0"},
+                                      {"scheduling.tessera.dev/gpu-memory-limit-bytes", "1"},
+                                      {"scheduling.tessera.dev/gpu-memory", "1"},
+                                      {"scheduling.tessera.dev/gpu-memory-resolver", "evict"}}));
   EXPECT_NE(resolver.problem.find("'evict' is not a GPU memory resolver"), std::string::npos) << resolver.problem;
   const PodEntries unbound = entries_for_pod(bound_pod("c", {{"scheduling.tessera.dev/gpu-memory-limit-bytes", "1"}}));
   EXPECT_NE(unbound.problem.find("no scheduling.tessera.dev/gpu-index"), std::string::npos) << unbound.problem;
   const PodEntries inverted = entries_for_pod(bound_pod("d", {{"scheduling.tessera.dev/gpu-index", "0"},
-                                                             {"scheduling.tessera.dev/gpu-memory-request-bytes", "5"},
-                                                             {"scheduling.tessera.dev/gpu-memory-limit-bytes", "1"}}));
+                                                              {"scheduling.tessera.dev/gpu-memory-request-bytes", "5"},
+                                                              {"scheduling.tessera.dev/gpu-memory-limit-bytes", "1"}}));
   EXPECT_NE(inverted.problem.find("above its limit"), std::string::npos) << inverted.problem;
 }
 

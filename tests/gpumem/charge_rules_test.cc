@@ -34,6 +34,14 @@ TEST(ChargeRules, PastTheLimitIsRefusedWhateverTheRoom) {
   EXPECT_EQ(decide_charge(100 * kGiB, 0, {7 * kGiB, 4 * kGiB, 8 * kGiB}, 1 * kGiB).verdict, ChargeVerdict::kGrant);
 }
 
+TEST(ChargeRules, WhatASwapPodHoldsInHostMemoryCountsAgainstItsLimitButNotTheDevice) {
+  EXPECT_EQ(decide_charge(10 * kGiB, 0, {2 * kGiB, 0, 8 * kGiB, 5 * kGiB}, 2 * kGiB).verdict,
+            ChargeVerdict::kOverLimit);
+  const ChargeDecision decision = decide_charge(10 * kGiB, 9 * kGiB, {2 * kGiB, 0, 8 * kGiB, 5 * kGiB}, 1 * kGiB);
+  EXPECT_EQ(decision.verdict, ChargeVerdict::kGrant);
+  EXPECT_EQ(decision.commit_increase, 1 * kGiB);
+}
+
 TEST(ChargeRules, ReleaseGivesBackOnlyWhatWasAboveTheRequest) {
   EXPECT_EQ(commit_decrease({6 * kGiB, 4 * kGiB, 8 * kGiB}, 3 * kGiB), 2 * kGiB);
   EXPECT_EQ(commit_decrease({3 * kGiB, 4 * kGiB, 8 * kGiB}, 3 * kGiB), 0u);
@@ -71,8 +79,8 @@ TEST(ChooseVictims, SparesAnEarlierChoiceThatALaterOneMadeUnnecessary) {
 }
 
 TEST(ChooseVictims, IdlePodsOfAnyPriorityMayEndAndGoBeforeBusyOnesOfTheirPriority) {
-  const std::vector<VictimCandidate> candidates = {{0, 500, true, 2 * kGiB}, {1, 500, false, 2 * kGiB},
-                                                   {2, 5, false, 2 * kGiB}, {3, 5, true, 2 * kGiB}};
+  const std::vector<VictimCandidate> candidates = {
+      {0, 500, true, 2 * kGiB}, {1, 500, false, 2 * kGiB}, {2, 5, false, 2 * kGiB}, {3, 5, true, 2 * kGiB}};
   EXPECT_EQ(choose_victims(candidates, 100, 2 * kGiB), (std::vector<int>{3}));
   EXPECT_EQ(choose_victims(candidates, 100, 6 * kGiB), (std::vector<int>{3, 2, 0}));
 }

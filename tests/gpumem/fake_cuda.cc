@@ -56,7 +56,7 @@ struct FakeState {
 
 // A byte-range lock on the shared file at `slot`'s byte: held by the live process of that slot.
 bool lock_slot(int fd, int slot, short type, int command) {
-  struct flock range{};
+  struct flock range {};
   range.l_type = type;
   range.l_whence = SEEK_SET;
   range.l_start = kFakeProcessLockOffset + slot;
@@ -68,7 +68,8 @@ bool lock_slot(int fd, int slot, short type, int command) {
 struct FakeAllocation {
   std::uint64_t bytes;
   int device;
-  bool mapped;  // mmap'd (large) rather than from the heap (small)
+  bool mapped;    // mmap'd (large) rather than from the heap (small)
+  bool resident;  // counted on its device: always, except managed memory until prefetched there
 };
 
 // Small allocations come from the heap, so that the fake's own cost stays small beside what the
@@ -89,28 +90,44 @@ class FakeDriver {
 
   FakeState& state() { return *state_; }
 
-  CUresult allocate(int device, std::uint64_t bytes, CUdeviceptr* pointer) {
+  // Managed memory (`resident` false) takes no device memory until it is prefetched there, as a
+  // real driver's pages land on the device only when touched or prefetched.
+  CUresult allocate(int device, std::uint64_t bytes, CUdeviceptr* pointer, bool resident = true) {
     if (pointer == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
     if (device < 0 || device >= state_->devices) return CUDA_ERROR_INVALID_CONTEXT;
     FakeDevice& record = state_->device[device];
-    if (!reserve(record, bytes) && (reclaim_dead_processes() == 0 || !reserve(record, bytes))) {
-      record.refusals.fetch_add(1);
-      return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    state_->processes[slot_].used[device].fetch_add(bytes);
+    if (resident && !take_device_memory(device, bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
     record.allocations.fetch_add(1);
     // Pages are backed only when touched: a test may "allocate" gigabytes it never writes.
     const bool mapped = bytes > kLargestHeapAllocation;
-    void* memory = mapped ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-                          : std::malloc(bytes);
+    void* memory =
+        mapped ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+               : std::malloc(bytes);
     if (memory == MAP_FAILED || memory == nullptr) {
-      record.used.fetch_sub(bytes);
-      state_->processes[slot_].used[device].fetch_sub(bytes);
+      if (resident) give_device_memory(device, bytes);
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *pointer = reinterpret_cast<CUdeviceptr>(memory);
     std::lock_guard lock(mutex_);
-    allocations_[*pointer] = {bytes, device, mapped};
+    allocations_[*pointer] = {bytes, device, mapped, resident};
+    return CUDA_SUCCESS;
+  }
+
+  // cuMemPrefetchAsync of a whole managed allocation: to a device (counted there, refused when it
+  // does not fit) or to the host (CU_DEVICE_CPU: no longer counted).
+  CUresult prefetch(CUdeviceptr pointer, std::uint64_t bytes, CUdevice destination) {
+    std::lock_guard lock(mutex_);
+    auto found = allocations_.find(pointer);
+    if (found == allocations_.end() || found->second.bytes != bytes) return CUDA_ERROR_INVALID_VALUE;
+    FakeAllocation& allocation = found->second;
+    if (destination == CU_DEVICE_CPU && allocation.resident) {
+      give_device_memory(allocation.device, bytes);
+      allocation.resident = false;
+    } else if (destination >= 0 && !allocation.resident) {
+      if (destination != allocation.device) return CUDA_ERROR_INVALID_DEVICE;
+      if (!take_device_memory(allocation.device, bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
+      allocation.resident = true;
+    }
     return CUDA_SUCCESS;
   }
 
@@ -129,8 +146,7 @@ class FakeDriver {
     } else {
       std::free(reinterpret_cast<void*>(pointer));
     }
-    state_->device[allocation.device].used.fetch_sub(allocation.bytes);
-    state_->processes[slot_].used[allocation.device].fetch_sub(allocation.bytes);
+    if (allocation.resident) give_device_memory(allocation.device, allocation.bytes);
     return CUDA_SUCCESS;
   }
 
@@ -155,6 +171,21 @@ class FakeDriver {
     query_fd_ = fd;
     lock_fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
     register_process();
+  }
+
+  bool take_device_memory(int device, std::uint64_t bytes) {
+    FakeDevice& record = state_->device[device];
+    if (!reserve(record, bytes) && (reclaim_dead_processes() == 0 || !reserve(record, bytes))) {
+      record.refusals.fetch_add(1);
+      return false;
+    }
+    state_->processes[slot_].used[device].fetch_add(bytes);
+    return true;
+  }
+
+  void give_device_memory(int device, std::uint64_t bytes) {
+    state_->device[device].used.fetch_sub(bytes);
+    state_->processes[slot_].used[device].fetch_sub(bytes);
   }
 
   bool reserve(FakeDevice& record, std::uint64_t bytes) {
@@ -286,7 +317,15 @@ FAKE_EXPORT CUresult cuCtxSynchronize() { return check_context(); }
 FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, std::size_t bytes) { return allocate_on_current(dptr, bytes); }
 
 FAKE_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, unsigned int) {
-  return allocate_on_current(dptr, bytes);
+  if (CUresult status = check_context(); status != CUDA_SUCCESS) return status;
+  return fake().allocate(current_device, bytes, dptr, /*resident=*/false);
+}
+
+FAKE_EXPORT CUresult cuMemAdvise(CUdeviceptr, std::size_t, int, CUdevice) { return check_context(); }
+
+FAKE_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr dptr, std::size_t bytes, CUdevice destination, CUstream) {
+  if (CUresult status = check_context(); status != CUDA_SUCCESS) return status;
+  return fake().prefetch(dptr, bytes, destination);
 }
 
 FAKE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream) {
@@ -393,17 +432,39 @@ FAKE_EXPORT void tesseraFakeCudaStats(int device, std::uint64_t* peak, std::uint
 namespace {
 
 void* fake_lookup(const char* symbol, int cuda_version, cuuint64_t flags) {
-#define FAKE_ENTRY(name) {#name, reinterpret_cast<void*>(&name)}
+#define FAKE_ENTRY(name) \
+  { #name, reinterpret_cast < void*>(&name) }
   static const FakeEntry entries[] = {
-      FAKE_ENTRY(cuInit), FAKE_ENTRY(cuDriverGetVersion), FAKE_ENTRY(cuDeviceGetCount), FAKE_ENTRY(cuDeviceGet),
-      FAKE_ENTRY(cuDeviceTotalMem_v2), FAKE_ENTRY(cuDevicePrimaryCtxRetain), FAKE_ENTRY(cuCtxSetCurrent),
-      FAKE_ENTRY(cuCtxGetDevice), FAKE_ENTRY(cuCtxSynchronize), FAKE_ENTRY(cuMemAlloc_v2),
-      FAKE_ENTRY(cuMemAllocManaged), FAKE_ENTRY(cuMemAllocAsync), FAKE_ENTRY(cuMemAllocAsync_ptsz),
-      FAKE_ENTRY(cuMemAllocFromPoolAsync), FAKE_ENTRY(cuMemAllocFromPoolAsync_ptsz), FAKE_ENTRY(cuMemAllocPitch_v2),
-      FAKE_ENTRY(cuMemFree_v2), FAKE_ENTRY(cuMemFreeAsync), FAKE_ENTRY(cuMemFreeAsync_ptsz),
-      FAKE_ENTRY(cuMemGetInfo_v2), FAKE_ENTRY(cuMemcpyHtoD_v2), FAKE_ENTRY(cuMemcpyDtoH_v2),
-      FAKE_ENTRY(cuMemsetD8_v2), FAKE_ENTRY(cuMemGetAllocationGranularity), FAKE_ENTRY(cuMemCreate),
-      FAKE_ENTRY(cuMemRelease), FAKE_ENTRY(cuGetProcAddress), FAKE_ENTRY(cuGetProcAddress_v2),
+      FAKE_ENTRY(cuInit),
+      FAKE_ENTRY(cuDriverGetVersion),
+      FAKE_ENTRY(cuDeviceGetCount),
+      FAKE_ENTRY(cuDeviceGet),
+      FAKE_ENTRY(cuDeviceTotalMem_v2),
+      FAKE_ENTRY(cuDevicePrimaryCtxRetain),
+      FAKE_ENTRY(cuCtxSetCurrent),
+      FAKE_ENTRY(cuCtxGetDevice),
+      FAKE_ENTRY(cuCtxSynchronize),
+      FAKE_ENTRY(cuMemAlloc_v2),
+      FAKE_ENTRY(cuMemAllocManaged),
+      FAKE_ENTRY(cuMemAdvise),
+      FAKE_ENTRY(cuMemPrefetchAsync),
+      FAKE_ENTRY(cuMemAllocAsync),
+      FAKE_ENTRY(cuMemAllocAsync_ptsz),
+      FAKE_ENTRY(cuMemAllocFromPoolAsync),
+      FAKE_ENTRY(cuMemAllocFromPoolAsync_ptsz),
+      FAKE_ENTRY(cuMemAllocPitch_v2),
+      FAKE_ENTRY(cuMemFree_v2),
+      FAKE_ENTRY(cuMemFreeAsync),
+      FAKE_ENTRY(cuMemFreeAsync_ptsz),
+      FAKE_ENTRY(cuMemGetInfo_v2),
+      FAKE_ENTRY(cuMemcpyHtoD_v2),
+      FAKE_ENTRY(cuMemcpyDtoH_v2),
+      FAKE_ENTRY(cuMemsetD8_v2),
+      FAKE_ENTRY(cuMemGetAllocationGranularity),
+      FAKE_ENTRY(cuMemCreate),
+      FAKE_ENTRY(cuMemRelease),
+      FAKE_ENTRY(cuGetProcAddress),
+      FAKE_ENTRY(cuGetProcAddress_v2),
   };
 #undef FAKE_ENTRY
   if (symbol == nullptr) return nullptr;

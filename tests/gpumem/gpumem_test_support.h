@@ -29,8 +29,8 @@ inline constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 using Environment = std::map<std::string, std::string>;
 
 struct Finished {
-  int exit_code = -1;    // -1 when ended by a signal
-  int signal = 0;        // the signal that ended it, 0 if none
+  int exit_code = -1;                         // -1 when ended by a signal
+  int signal = 0;                             // the signal that ended it, 0 if none
   std::map<std::string, std::string> values;  // its key=value lines
   std::string value(const std::string& key) const {
     auto found = values.find(key);
@@ -71,8 +71,10 @@ class FakeGpuNode {
   }
 
   Running start(const Environment& extra, const std::vector<std::string>& arguments) const {
+    // Close-on-exec: a program started later must not hold this one's input open (it would never
+    // see the end of it).
     int input[2], output[2];
-    if (pipe(input) != 0 || pipe(output) != 0) return {};
+    if (pipe2(input, O_CLOEXEC) != 0 || pipe2(output, O_CLOEXEC) != 0) return {};
     Environment environment = base_;
     for (const auto& [key, value] : extra) environment[key] = value;
     const pid_t pid = fork();

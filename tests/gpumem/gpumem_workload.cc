@@ -14,6 +14,10 @@
 //                                                  stdin — or with `die`, ends without freeing; with
 //                                                  `die-leaving-child`, first forks a child that lives
 //                                                  until the end of stdin
+//   gpumem_workload swap-hold BYTES                allocates and writes a pattern, prints held=1; at
+//                                                  each line of stdin asks cuMemGetInfo (where a swap
+//                                                  pod's allocation moves back) and checks the pattern
+//                                                  (intact=1); frees at end of stdin
 //   gpumem_workload alloc BYTES                    one allocation: its result and how long it took
 //   gpumem_workload fake-stats                     the fake driver's own count of device 0's peak use
 // Options before the command: --proc (entry points through cuGetProcAddress, as CUDA 12 runtimes).
@@ -111,9 +115,10 @@ int limit(std::uint64_t chunk) {
   for (CUdeviceptr pointer : held) cuda.mem_free(pointer);
   std::size_t free_after = 0, total_after = 0;
   cuda.mem_get_info(&free_after, &total_after);
-  std::printf("granted_bytes=%llu\nrefusal=%d\nreported_total=%zu\nreported_free_before=%zu\nreported_free_full=%zu\n"
-              "reported_free_after=%zu\n",
-              static_cast<unsigned long long>(held.size() * chunk), refusal, total, free_before, free_full, free_after);
+  std::printf(
+      "granted_bytes=%llu\nrefusal=%d\nreported_total=%zu\nreported_free_before=%zu\nreported_free_full=%zu\n"
+      "reported_free_after=%zu\n",
+      static_cast<unsigned long long>(held.size() * chunk), refusal, total, free_before, free_full, free_after);
   return 0;
 }
 
@@ -274,10 +279,12 @@ int burst(int processes, std::uint64_t iterations, std::uint64_t max_bytes, std:
     waitpid(child, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
   }
-  std::printf("burst_processes=%d\nburst_threads=%d\nburst_grants=%llu\nburst_refusals=%llu\nburst_corrupt=%llu\nburst_errors=%llu\n"
-              "burst_failed_processes=%d\n",
-              processes, threads, static_cast<unsigned long long>(sum.grants), static_cast<unsigned long long>(sum.refusals),
-              static_cast<unsigned long long>(sum.corrupt), static_cast<unsigned long long>(sum.errors), failed);
+  std::printf(
+      "burst_processes=%d\nburst_threads=%d\nburst_grants=%llu\nburst_refusals=%llu\nburst_corrupt=%llu\nburst_errors=%"
+      "llu\n"
+      "burst_failed_processes=%d\n",
+      processes, threads, static_cast<unsigned long long>(sum.grants), static_cast<unsigned long long>(sum.refusals),
+      static_cast<unsigned long long>(sum.corrupt), static_cast<unsigned long long>(sum.errors), failed);
   return sum.corrupt == 0 && sum.errors == 0 && failed == 0 ? 0 : 1;
 }
 
@@ -321,16 +328,20 @@ int wait_latency(int rounds, std::uint64_t bytes) {
     read_all(to_holder[0], &granted, sizeof(granted));
     char done = 0;
     read_all(to_holder[0], &done, 1);
-    if (granted < 0) ++refused;
-    else if (granted < freed) ++early;
-    else latencies.push_back(granted - freed);
+    if (granted < 0)
+      ++refused;
+    else if (granted < freed)
+      ++early;
+    else
+      latencies.push_back(granted - freed);
   }
   int status = 0;
   waitpid(waiter, &status, 0);
-  std::printf("wait_rounds=%d\nwait_granted=%zu\nwait_refused=%d\nwait_granted_before_free=%d\n"
-              "wait_latency_us_median=%.1f\nwait_latency_us_p90=%.1f\n",
-              rounds, latencies.size(), refused, early, percentile(latencies, 0.5) / 1000.0,
-              percentile(latencies, 0.9) / 1000.0);
+  std::printf(
+      "wait_rounds=%d\nwait_granted=%zu\nwait_refused=%d\nwait_granted_before_free=%d\n"
+      "wait_latency_us_median=%.1f\nwait_latency_us_p90=%.1f\n",
+      rounds, latencies.size(), refused, early, percentile(latencies, 0.5) / 1000.0,
+      percentile(latencies, 0.9) / 1000.0);
   return refused == 0 && early == 0 ? 0 : 1;
 }
 
@@ -339,6 +350,9 @@ int hold(std::uint64_t bytes, const std::string& ending) {
   CUdeviceptr pointer = 0;
   const CUresult result = cuda.mem_alloc(&pointer, bytes);
   if (result == CUDA_SUCCESS && ending == "die-leaving-child" && fork() == 0) {
+    // Printed after fork()'s handlers ran in this child: whoever reads it knows they did.
+    std::printf("child=1\n");
+    std::fflush(stdout);
     char buffer[64];
     while (read(0, buffer, sizeof(buffer)) > 0) {
     }
@@ -353,6 +367,34 @@ int hold(std::uint64_t bytes, const std::string& ending) {
   }
   cuda.mem_free(pointer);
   return 0;
+}
+
+int swap_hold(std::uint64_t bytes) {
+  DriverClient cuda = open_driver(via_proc_address);
+  CUdeviceptr pointer = 0;
+  const CUresult result = cuda.mem_alloc(&pointer, bytes);
+  std::printf("held=%d\n", result == CUDA_SUCCESS ? 1 : 0);
+  std::fflush(stdout);
+  if (result != CUDA_SUCCESS) return 1;
+  // A pattern at both ends of the allocation, written where the allocation first lies.
+  std::vector<std::uint64_t> pattern(512), readback(512);
+  for (std::size_t word = 0; word < pattern.size(); ++word) pattern[word] = 0x5eed0000u + word * 2654435761u;
+  const CUdeviceptr ends[] = {pointer, pointer + bytes - 4096};
+  for (CUdeviceptr end : ends) cuda.memcpy_htod(end, pattern.data(), 4096);
+  char line[64];
+  FILE* input = fdopen(0, "r");
+  while (std::fgets(line, sizeof(line), input) != nullptr) {
+    std::size_t free = 0, total = 0;
+    cuda.mem_get_info(&free, &total);
+    bool intact = true;
+    for (CUdeviceptr end : ends) {
+      cuda.memcpy_dtoh(readback.data(), end, 4096);
+      intact = intact && readback == pattern;
+    }
+    std::printf("intact=%d\n", intact ? 1 : 0);
+    std::fflush(stdout);
+  }
+  return cuda.mem_free(pointer) == CUDA_SUCCESS ? 0 : 1;
 }
 
 int alloc_once(std::uint64_t bytes) {
@@ -407,6 +449,7 @@ int main(int argc, char** argv) {
   if (command == "wait-latency" && count == 2) return wait_latency(static_cast<int>(number(rest[0])), number(rest[1]));
   if (command == "hold" && (count == 1 || count == 2)) return hold(number(rest[0]), count == 2 ? rest[1] : "");
   if (command == "alloc" && count == 1) return alloc_once(number(rest[0]));
+  if (command == "swap-hold" && count == 1) return swap_hold(number(rest[0]));
   if (command == "fake-stats" && count == 0) return fake_stats();
   return usage();
 }

@@ -62,9 +62,9 @@ INSTANTIATE_TEST_SUITE_P(DlsymAndGetProcAddress, InterposerPaths, ::testing::Boo
 TEST(Interposer, SixtyFourProcessesOfFourThreadsBurstingAtOnceNeverOvershootTheDeviceNorLoseAFree) {
   // The fake device grants past its capacity here and records its peak: only the ledger stops them.
   FakeGpuNode node(2 * kGiB, /*overcommit=*/true);
-  const Finished burst = node.run({{"TESSERA_GPU_MEMORY_LIMIT", std::to_string(512 * kMiB)},
-                                   {"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "100"}},
-                                  {"burst", "64", "10", std::to_string(96 * kMiB), "7", "4"});
+  const Finished burst =
+      node.run({{"TESSERA_GPU_MEMORY_LIMIT", std::to_string(512 * kMiB)}, {"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "100"}},
+               {"burst", "64", "10", std::to_string(96 * kMiB), "7", "4"});
   ASSERT_EQ(burst.exit_code, 0);
   EXPECT_EQ(burst.value("burst_threads"), "4");
   EXPECT_EQ(burst.number("burst_corrupt"), 0u);
@@ -81,9 +81,9 @@ TEST(Interposer, SixtyFourProcessesOfFourThreadsBurstingAtOnceNeverOvershootTheD
 
 TEST(Interposer, AWaitingAllocationIsGrantedByTheFreeThatMakesRoomAndNotBefore) {
   FakeGpuNode node(3 * kGiB / 2);
-  const Finished wait = node.run({{"TESSERA_GPU_MEMORY_LIMIT", std::to_string(kGiB)},
-                                  {"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "600000"}},
-                                 {"wait-latency", "5", std::to_string(kGiB)});
+  const Finished wait =
+      node.run({{"TESSERA_GPU_MEMORY_LIMIT", std::to_string(kGiB)}, {"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "600000"}},
+               {"wait-latency", "5", std::to_string(kGiB)});
   ASSERT_EQ(wait.exit_code, 0);
   EXPECT_EQ(wait.value("wait_granted"), "5");
   EXPECT_EQ(wait.value("wait_granted_before_free"), "0");
@@ -96,8 +96,8 @@ TEST(Interposer, AWaitThatNoFreeEndsIsRefusedAfterItsTimeoutInsteadOfHanging) {
   FakeGpuNode node(3 * kGiB / 2);
   Running holder = node.start(pod("holder", kGiB), {"hold", std::to_string(kGiB)});
   ASSERT_EQ(FakeGpuNode::read_until(holder, "held="), "held=1\n");
-  const Finished waiter = node.run(with(pod("waiter", kGiB), {{"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "100"}}),
-                                   {"alloc", std::to_string(kGiB)});
+  const Finished waiter =
+      node.run(with(pod("waiter", kGiB), {{"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "100"}}), {"alloc", std::to_string(kGiB)});
   EXPECT_EQ(waiter.value("result"), "2");
   EXPECT_EQ(FakeGpuNode::finish(holder).exit_code, 0);
   auto ledger = node.ledger();
@@ -107,10 +107,13 @@ TEST(Interposer, AWaitThatNoFreeEndsIsRefusedAfterItsTimeoutInsteadOfHanging) {
 
 TEST(Interposer, ThePriorityResolverEndsExactlyTheLowerPriorityPodThatFreesEnough) {
   FakeGpuNode node(2 * kGiB);
-  const Environment resolver = {{"TESSERA_GPU_MEMORY_RESOLVER", "priority"}, {"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "600000"}};
-  Running low = node.start(with(pod("low", kGiB), {{"TESSERA_POD_PRIORITY", "1"}}), {"hold", std::to_string(800 * kMiB)});
+  const Environment resolver = {{"TESSERA_GPU_MEMORY_RESOLVER", "priority"},
+                                {"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "600000"}};
+  Running low =
+      node.start(with(pod("low", kGiB), {{"TESSERA_POD_PRIORITY", "1"}}), {"hold", std::to_string(800 * kMiB)});
   ASSERT_EQ(FakeGpuNode::read_until(low, "held="), "held=1\n");
-  Running high = node.start(with(pod("high", kGiB), {{"TESSERA_POD_PRIORITY", "500"}}), {"hold", std::to_string(800 * kMiB)});
+  Running high =
+      node.start(with(pod("high", kGiB), {{"TESSERA_POD_PRIORITY", "500"}}), {"hold", std::to_string(800 * kMiB)});
   ASSERT_EQ(FakeGpuNode::read_until(high, "held="), "held=1\n");
   const Finished asking = node.run(with(with(pod("asking", kGiB), resolver), {{"TESSERA_POD_PRIORITY", "100"}}),
                                    {"alloc", std::to_string(800 * kMiB)});
@@ -128,8 +131,8 @@ TEST(Interposer, ThePriorityResolverEndsExactlyTheLowerPriorityPodThatFreesEnoug
 
 TEST(Interposer, ThePriorityResolverEndsNobodyOfHigherPriorityAndFallsBackToWaiting) {
   FakeGpuNode node(2 * kGiB);
-  Running high = node.start(with(pod("high", 2 * kGiB), {{"TESSERA_POD_PRIORITY", "500"}}),
-                            {"hold", std::to_string(1536 * kMiB)});
+  Running high =
+      node.start(with(pod("high", 2 * kGiB), {{"TESSERA_POD_PRIORITY", "500"}}), {"hold", std::to_string(1536 * kMiB)});
   ASSERT_EQ(FakeGpuNode::read_until(high, "held="), "held=1\n");
   const Finished asking = node.run(with(pod("asking", kGiB), {{"TESSERA_POD_PRIORITY", "100"},
                                                               {"TESSERA_GPU_MEMORY_RESOLVER", "priority"},
@@ -157,10 +160,48 @@ TEST(Interposer, MemoryAProcessDiedHoldingComesBackToTheOthers) {
   EXPECT_EQ(device0(*ledger).used, 0u);
 }
 
+TEST(Interposer, TheSwapResolverPlacesACollidingAllocationInHostMemoryAndMovesItBackWhenRoomFrees) {
+  FakeGpuNode node(kGiB);
+  Running holder = node.start(pod("holder", kGiB), {"hold", std::to_string(800 * kMiB)});
+  ASSERT_EQ(FakeGpuNode::read_until(holder, "held="), "held=1\n");
+  Running swapper = node.start(with(pod("swapper", kGiB), {{"TESSERA_GPU_MEMORY_RESOLVER", "swap"}}),
+                               {"swap-hold", std::to_string(600 * kMiB)});
+  ASSERT_EQ(FakeGpuNode::read_until(swapper, "held="), "held=1\n");  // at once: no wait
+  auto ledger = node.ledger();
+  const EntryRecord* swapping = entry_of(*ledger, "swapper");
+  EXPECT_EQ(swapping->in_host, 600 * kMiB);
+  EXPECT_EQ(swapping->used, 0u);
+  EXPECT_EQ(swapping->swap_outs, 1u);
+  EXPECT_EQ(device0(*ledger).used, 800 * kMiB);
+  EXPECT_EQ(node.run({}, {"fake-stats"}).number("fake_used"), 800 * kMiB);  // nothing of it on the device
+
+  ASSERT_EQ(write(swapper.input, "check\n", 6), 6);  // still no room: it stays in host memory
+  EXPECT_EQ(FakeGpuNode::read_until(swapper, "intact="), "intact=1\n");
+  EXPECT_EQ(swapping->in_host, 600 * kMiB);
+
+  EXPECT_EQ(FakeGpuNode::finish(holder).exit_code, 0);
+  ASSERT_EQ(write(swapper.input, "check\n", 6), 6);  // room now: back on the device, contents intact
+  EXPECT_EQ(FakeGpuNode::read_until(swapper, "intact="), "intact=1\n");
+  EXPECT_EQ(swapping->in_host, 0u);
+  EXPECT_EQ(swapping->used, 600 * kMiB);
+  EXPECT_EQ(swapping->swap_ins, 1u);
+  EXPECT_EQ(node.run({}, {"fake-stats"}).number("fake_used"), 600 * kMiB);
+  EXPECT_LE(node.run({}, {"fake-stats"}).number("fake_peak_used"), node.capacity());
+  EXPECT_EQ(FakeGpuNode::finish(swapper).exit_code, 0);
+  EXPECT_EQ(device0(*ledger).used, 0u);
+  EXPECT_EQ(swapping->in_host, 0u);
+}
+
 TEST(Interposer, AForkedChildDoesNotKeepItsParentsChargeAlive) {
   FakeGpuNode node(kGiB);
   Running parent = node.start(pod("forking", kGiB), {"hold", std::to_string(800 * kMiB), "die-leaving-child"});
-  ASSERT_EQ(FakeGpuNode::read_until(parent, "held="), "held=1\n");
+  bool held = false, child = false;  // in either order
+  for (int line = 0; line < 2; ++line) {
+    const std::string text = FakeGpuNode::read_until(parent, "");
+    held = held || text == "held=1\n";
+    child = child || text == "child=1\n";
+  }
+  ASSERT_TRUE(held && child);
   int status = 0;
   waitpid(parent.pid, &status, 0);  // the parent has ended; its child lives until its input closes
   auto ledger = node.ledger();

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "gpumem/allocation_gate.h"
-
 #include "gpumem_test_support.h"
 
 namespace tessera::gpumem {
@@ -159,8 +158,9 @@ TEST_F(LedgerTest, AProcessThatEndsHoldingMemoryIsReclaimedByAnyOther) {
     std::string error;
     auto ledger = Ledger::open(path_, &error);
     const int slot = ledger ? ledger->register_process("crashing", getpid()) : -1;
-    const bool charged = slot >= 0 && ledger->charge(ledger->find_entry("crashing", 0), 3 * kGiB, monotonic_ns())
-                                              .decision.verdict == ChargeVerdict::kGrant;
+    const bool charged =
+        slot >= 0 && ledger->charge(ledger->find_entry("crashing", 0), 3 * kGiB, monotonic_ns()).decision.verdict ==
+                         ChargeVerdict::kGrant;
     const char report[2] = {static_cast<char>(charged ? 'y' : 'n'), static_cast<char>(slot)};
     if (write(ready[1], report, 2) != 2) _exit(2);
     char go;
@@ -210,7 +210,8 @@ TEST_F(LedgerTest, AWaitingAllocationIsGrantedByTheReleaseThatMakesRoom) {
   options.poll_ns = std::int64_t{3600} * 1000000000;
   GateResult result = GateResult::kTimedOut;
   std::thread waiting([&] { result = acquire(*waiter, wanted, 5 * kGiB, options); });
-  while (__atomic_load_n(&waiter->layout().entries[wanted.slot].waits, __ATOMIC_SEQ_CST) == 0) std::this_thread::yield();
+  while (__atomic_load_n(&waiter->layout().entries[wanted.slot].waits, __ATOMIC_SEQ_CST) == 0)
+    std::this_thread::yield();
   holder->release(held, 8 * kGiB, monotonic_ns());
   waiting.join();
   EXPECT_EQ(result, GateResult::kGranted);
@@ -226,6 +227,27 @@ TEST_F(LedgerTest, AWaitThatNoReleaseEndsIsRefusedAfterItsTimeout) {
   EXPECT_EQ(waiter->layout().entries[wanted.slot].waits, 1u);
   EXPECT_EQ(waiter->layout().entries[wanted.slot].wait_ooms, 1u);
   EXPECT_EQ(waiter->layout().devices[0].used, 8 * kGiB);
+}
+
+TEST_F(LedgerTest, ASwapPodsHostMemoryCountsAgainstItsLimitAndMovesToTheDeviceOnlyWithRoom) {
+  FullDevice full = fill_device();  // 8 of 10 GiB used by the holder
+  auto& [holder, waiter, held, wanted] = full;
+  ASSERT_TRUE(waiter->charge_host(wanted, 5 * kGiB, monotonic_ns()));
+  EXPECT_FALSE(waiter->charge_host(wanted, 4 * kGiB, monotonic_ns()));  // 9 GiB past its 8 GiB limit
+  EXPECT_EQ(verdict(*waiter, wanted, 4 * kGiB), ChargeVerdict::kOverLimit);
+  EXPECT_EQ(waiter->move_to_device(wanted, 5 * kGiB, monotonic_ns()).decision.verdict, ChargeVerdict::kCollision);
+  holder->release(held, 4 * kGiB, monotonic_ns());
+  EXPECT_EQ(waiter->move_to_device(wanted, 5 * kGiB, monotonic_ns()).decision.verdict, ChargeVerdict::kGrant);
+  const EntryRecord& entry = waiter->layout().entries[wanted.slot];
+  EXPECT_EQ(entry.in_host, 0u);
+  EXPECT_EQ(entry.used, 5 * kGiB);
+  EXPECT_EQ(waiter->layout().devices[0].used, 9 * kGiB);
+  EXPECT_EQ(waiter->layout().devices[0].committed, 9 * kGiB);
+  ASSERT_TRUE(waiter->charge_host(wanted, 3 * kGiB, monotonic_ns()));
+  waiter.reset();  // ends: what it held on the device and in host memory both come back
+  EXPECT_EQ(holder->reclaim_dead_processes(), 8 * kGiB);
+  EXPECT_EQ(holder->layout().entries[wanted.slot].in_host, 0u);
+  EXPECT_EQ(holder->layout().devices[0].used, 4 * kGiB);
 }
 
 TEST_F(LedgerTest, ThePriorityResolverMarksExactlyTheLowerPriorityPodsThatFreeEnough) {

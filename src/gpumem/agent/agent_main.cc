@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   app.add_option("--ledger", options.ledger_path, "the ledger file the pods' interposer maps")->capture_default_str();
   app.add_option("--kubeconfig", kubeconfig, "default: $KUBECONFIG, ~/.kube/config, else the pod's service account");
   app.add_option("--context", context, "the kubeconfig's context to use");
-  app.add_option("--listen", options.listen_address, "address for /metrics, /ledger and /healthz")->capture_default_str();
+  app.add_option("--listen", options.listen_address, "address for /metrics, /ledger and /healthz")
+      ->capture_default_str();
   app.add_option("--port", options.port, "port for them (0: any free port)")->capture_default_str();
   app.add_option("--device-memory", options.device_memory_bytes,
                  "bytes of each device (default: the node's nvidia.com/gpu.memory label, MiB)");
@@ -31,7 +32,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (options.node_name.empty()) {
-    std::fprintf(stderr, "tessera-gpu-agent: no node name: pass --node or set NODE_NAME (the downward API's spec.nodeName)\n");
+    std::fprintf(stderr,
+                 "tessera-gpu-agent: no node name: pass --node or set NODE_NAME (the downward API's spec.nodeName)\n");
     return 2;
   }
   auto config = kubeconfig.empty() ? tessera::kube::load_default_config(context)

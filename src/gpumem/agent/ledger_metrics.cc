@@ -50,12 +50,17 @@ std::string ledger_metrics(Ledger& ledger, const AgentCounters& counters) {
        "Allocations refused after waiting their whole timeout.", ""},
       {"tessera_gpu_memory_pod_limit_refusals_total", "counter", "Allocations refused for passing the limit.", ""},
       {"tessera_gpu_memory_pod_evictions_total", "counter",
-       "Times the pod's processes were ended for a pod of higher priority.", ""}};
+       "Times the pod's processes were ended for a pod of higher priority.", ""},
+      {"tessera_gpu_memory_pod_host_bytes", "gauge",
+       "Swap resolver: memory of the pod's allocations placed in host memory.", ""},
+      {"tessera_gpu_memory_pod_swap_outs_total", "counter", "Swap resolver: allocations placed in host memory.", ""},
+      {"tessera_gpu_memory_pod_swap_ins_total", "counter", "Swap resolver: allocations moved back to the device.", ""}};
   LedgerLayout& layout = ledger.layout();
   int processes = 0;
   for (int device = 0; device < kMaxDevices; ++device) {
     DeviceRecord& record = layout.devices[device];
-    LedgerLock lock(record.lock, [](LedgerLayout&, int) {}, layout, device);
+    LedgerLock lock(
+        record.lock, [](LedgerLayout&, int) {}, layout, device);
     if (record.capacity == 0 && record.used == 0) continue;
     const std::string device_label = "device=\"" + std::to_string(device) + "\"";
     sample(device_families[0], device_label, record.capacity);
@@ -66,8 +71,9 @@ std::string ledger_metrics(Ledger& ledger, const AgentCounters& counters) {
       if (entry.state != kSlotLive || entry.device != device) continue;
       const std::string labels =
           "pod=\"" + escaped(entry.name) + "\",uid=\"" + escaped(entry.uid) + "\"," + device_label;
-      const std::uint64_t values[] = {entry.used,  entry.request, entry.limit,      entry.peak_used, entry.grants,
-                                      entry.waits, entry.wait_ooms, entry.limit_ooms, entry.evictions};
+      const std::uint64_t values[] = {entry.used,      entry.request, entry.limit,     entry.peak_used,
+                                      entry.grants,    entry.waits,   entry.wait_ooms, entry.limit_ooms,
+                                      entry.evictions, entry.in_host, entry.swap_outs, entry.swap_ins};
       for (std::size_t i = 0; i < pod_families.size(); ++i) sample(pod_families[i], labels, values[i]);
     }
   }
@@ -81,18 +87,22 @@ std::string ledger_metrics(Ledger& ledger, const AgentCounters& counters) {
               "\n" + family.samples;
     }
   }
-  text += "# HELP tessera_gpu_memory_processes GPU processes registered in the ledger.\n"
-          "# TYPE tessera_gpu_memory_processes gauge\ntessera_gpu_memory_processes " +
-          std::to_string(processes) + "\n";
-  text += "# HELP tessera_gpu_agent_reclaimed_bytes_total Memory taken back from processes that ended without freeing.\n"
-          "# TYPE tessera_gpu_agent_reclaimed_bytes_total counter\ntessera_gpu_agent_reclaimed_bytes_total " +
-          std::to_string(counters.reclaimed_bytes) + "\n";
-  text += "# HELP tessera_gpu_agent_syncs_total Times the agent brought the ledger in line with the node's pods.\n"
-          "# TYPE tessera_gpu_agent_syncs_total counter\ntessera_gpu_agent_syncs_total " +
-          std::to_string(counters.syncs) + "\n";
-  text += "# HELP tessera_gpu_agent_pod_problems Pods whose GPU memory annotations could not be read.\n"
-          "# TYPE tessera_gpu_agent_pod_problems gauge\ntessera_gpu_agent_pod_problems " +
-          std::to_string(counters.pod_problems) + "\n";
+  text +=
+      "# HELP tessera_gpu_memory_processes GPU processes registered in the ledger.\n"
+      "# TYPE tessera_gpu_memory_processes gauge\ntessera_gpu_memory_processes " +
+      std::to_string(processes) + "\n";
+  text +=
+      "# HELP tessera_gpu_agent_reclaimed_bytes_total Memory taken back from processes that ended without freeing.\n"
+      "# TYPE tessera_gpu_agent_reclaimed_bytes_total counter\ntessera_gpu_agent_reclaimed_bytes_total " +
+      std::to_string(counters.reclaimed_bytes) + "\n";
+  text +=
+      "# HELP tessera_gpu_agent_syncs_total Times the agent brought the ledger in line with the node's pods.\n"
+      "# TYPE tessera_gpu_agent_syncs_total counter\ntessera_gpu_agent_syncs_total " +
+      std::to_string(counters.syncs) + "\n";
+  text +=
+      "# HELP tessera_gpu_agent_pod_problems Pods whose GPU memory annotations could not be read.\n"
+      "# TYPE tessera_gpu_agent_pod_problems gauge\ntessera_gpu_agent_pod_problems " +
+      std::to_string(counters.pod_problems) + "\n";
   return text;
 }
 

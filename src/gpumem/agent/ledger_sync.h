@@ -20,6 +20,7 @@ struct SyncReport {
 };
 
 // `capacities[d]`: device d's memory in bytes (0: leave what the ledger has).
-SyncReport sync_ledger(Ledger& ledger, const std::vector<EntrySpec>& desired, const std::vector<std::uint64_t>& capacities);
+SyncReport sync_ledger(Ledger& ledger, const std::vector<EntrySpec>& desired,
+                       const std::vector<std::uint64_t>& capacities);
 
 }  // namespace tessera::gpumem

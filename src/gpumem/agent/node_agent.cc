@@ -77,7 +77,8 @@ int run_node_agent(kube::ApiClient& client, const AgentOptions& options, const s
   http.Get("/ledger", [&](const httplib::Request&, httplib::Response& response) {
     response.set_content(ledger_report(*ledger), "text/plain");
   });
-  http.Get("/healthz", [](const httplib::Request&, httplib::Response& response) { response.set_content("ok\n", "text/plain"); });
+  http.Get("/healthz",
+           [](const httplib::Request&, httplib::Response& response) { response.set_content("ok\n", "text/plain"); });
   const int port = options.port == 0 ? http.bind_to_any_port(options.listen_address)
                                      : (http.bind_to_port(options.listen_address, options.port) ? options.port : -1);
   if (port < 0) {
@@ -86,7 +87,8 @@ int run_node_agent(kube::ApiClient& client, const AgentOptions& options, const s
   }
   std::thread server([&] { http.listen_after_bind(); });
   if (options.listening_port != nullptr) options.listening_port->store(port);
-  log_line("node " + options.node_name + ", ledger " + options.ledger_path + ", serving on port " + std::to_string(port));
+  log_line("node " + options.node_name + ", ledger " + options.ledger_path + ", serving on port " +
+           std::to_string(port));
 
   kube::InformerOptions pods;
   pods.collection_path = "/api/v1/pods";
@@ -116,7 +118,8 @@ int run_node_agent(kube::ApiClient& client, const AgentOptions& options, const s
       }
       const SyncReport report = sync_ledger(*ledger, desired, capacities);
       if (report.entries_not_written > 0) {
-        log_line("the ledger's entry table is full: " + std::to_string(report.entries_not_written) + " entries not written");
+        log_line("the ledger's entry table is full: " + std::to_string(report.entries_not_written) +
+                 " entries not written");
       }
       std::lock_guard lock(counters_mutex);
       counters.reclaimed_bytes += report.reclaimed_bytes;

@@ -4,10 +4,9 @@
 // the user chose (gpu-memory-resolver, default wait) and spec.priority.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "gpumem/ledger.h"
 

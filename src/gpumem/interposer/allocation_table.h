@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -16,12 +17,25 @@ namespace tessera::gpumem {
 struct Allocation {
   std::uint64_t bytes = 0;
   EntryHandle entry;
+  bool in_host = false;  // placed in host memory by the swap resolver
+  int ordinal = -1;      // the process's device it belongs to
 };
 
 class AllocationTable {
  public:
   void insert(std::uint64_t key, Allocation allocation);
   std::optional<Allocation> take(std::uint64_t key);
+  // Calls `visit(key, allocation)` on each allocation, one shard locked at a time; an allocation
+  // for which it returns false is removed.
+  template <typename Visit>
+  void keep_if(Visit visit) {
+    for (Shard& each : shards_) {
+      std::lock_guard lock(each.mutex);
+      for (auto it = each.allocations.begin(); it != each.allocations.end();) {
+        it = visit(it->first, it->second) ? std::next(it) : each.allocations.erase(it);
+      }
+    }
+  }
 
  private:
   static constexpr std::size_t kShards = 64;

@@ -16,15 +16,26 @@ namespace {
 
 Interposer& self() { return Interposer::instance(); }
 
-// Charges, calls the driver, and undoes the charge if the driver refused.
+// The swap resolver's placement: managed memory the driver keeps in host memory (the device reads
+// it across the bus) until bring_back() makes the device its place again and moves it there.
+CUresult allocate_in_host(CUdeviceptr* pointer, std::uint64_t bytes) {
+  const RealDriver& driver = self().driver();
+  const CUresult result = driver.mem_alloc_managed(pointer, bytes, CU_MEM_ATTACH_GLOBAL);
+  if (result != CUDA_SUCCESS) return result;
+  driver.mem_advise(*pointer, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU);
+  return CUDA_SUCCESS;
+}
+
+// Charges, calls the driver (or, for a swap pod's allocation that collides, allocates in host
+// memory when `may_place_in_host`), and undoes the charge if the driver refused.
 template <typename Function, typename... Arguments>
-CUresult charged_allocation(int ordinal, std::uint64_t bytes, CUdeviceptr* pointer, Function function,
-                            Arguments... arguments) {
+CUresult charged_allocation(bool may_place_in_host, int ordinal, std::uint64_t bytes, CUdeviceptr* pointer,
+                            Function function, Arguments... arguments) {
   if (function == nullptr) return CUDA_ERROR_NOT_FOUND;
   if (pointer == nullptr || bytes == 0) return function(pointer, arguments...);  // the driver names the bad argument
   Charge charge;
-  if (self().charge(ordinal, bytes, &charge) != CUDA_SUCCESS) return CUDA_ERROR_OUT_OF_MEMORY;
-  const CUresult result = function(pointer, arguments...);
+  if (self().charge(ordinal, bytes, &charge, may_place_in_host) != CUDA_SUCCESS) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUresult result = charge.in_host ? allocate_in_host(pointer, bytes) : function(pointer, arguments...);
   if (result != CUDA_SUCCESS) {
     self().uncharge(charge, bytes);
     return result;
@@ -57,33 +68,35 @@ Function per_thread(Function per_thread_variant, Function plain) {
 using namespace tessera::gpumem;
 
 TESSERA_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, std::size_t bytes) {
-  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc, bytes);
+  return charged_allocation(true, self().current_ordinal(), bytes, dptr, self().driver().mem_alloc, bytes);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, unsigned int flags) {
-  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_managed, bytes, flags);
+  return charged_allocation(false, self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_managed, bytes,
+                            flags);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
-  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async, bytes, stream);
+  return charged_allocation(false, self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async, bytes,
+                            stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
-  return charged_allocation(self().current_ordinal(), bytes, dptr,
+  return charged_allocation(false, self().current_ordinal(), bytes, dptr,
                             per_thread(self().driver().mem_alloc_async_ptsz, self().driver().mem_alloc_async), bytes,
                             stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
                                                 CUstream stream) {
-  return charged_allocation(self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_from_pool_async, bytes,
-                            pool, stream);
+  return charged_allocation(false, self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_from_pool_async,
+                            bytes, pool, stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
                                                      CUstream stream) {
   return charged_allocation(
-      self().current_ordinal(), bytes, dptr,
+      false, self().current_ordinal(), bytes, dptr,
       per_thread(self().driver().mem_alloc_from_pool_async_ptsz, self().driver().mem_alloc_from_pool_async), bytes,
       pool, stream);
 }

@@ -61,7 +61,8 @@ EntryHandle Interposer::entry_for(int ordinal) {
     spec.request = settings_.request;
     spec.limit = *settings_.limit;
     entry = ledger_->put_entry(spec);
-    if (!entry.valid()) std::fprintf(stderr, "tessera-gpumem: the ledger's entry table is full; device %d is not governed\n", device);
+    if (!entry.valid())
+      std::fprintf(stderr, "tessera-gpumem: the ledger's entry table is full; device %d is not governed\n", device);
   }
   entries_[device] = entry;
   entry_known_[device].store(true, std::memory_order_release);
@@ -116,24 +117,58 @@ void Interposer::after_fork_in_child() {
   registered_.store(false);
 }
 
-CUresult Interposer::charge(int ordinal, std::uint64_t bytes, Charge* charge) {
+CUresult Interposer::charge(int ordinal, std::uint64_t bytes, Charge* charge, bool may_place_in_host) {
   *charge = {};
   EntryHandle entry = entry_for(ordinal);
   if (!entry.valid() || !register_process()) return CUDA_SUCCESS;
-  GateResult result = acquire(*ledger_, entry, bytes, gate_);
+  may_place_in_host = may_place_in_host && can_place_in_host();
+  GateResult result = acquire(*ledger_, entry, bytes, gate_, may_place_in_host);
   if (result == GateResult::kStaleEntry) {
     entry_known_[entry.device].store(false);
     entry = entry_for(ordinal);
     if (!entry.valid()) return CUDA_SUCCESS;
-    result = acquire(*ledger_, entry, bytes, gate_);
+    result = acquire(*ledger_, entry, bytes, gate_, may_place_in_host);
   }
-  if (result != GateResult::kGranted) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (result == GateResult::kPlaceInHost) {
+    if (!ledger_->charge_host(entry, bytes, monotonic_ns())) return CUDA_ERROR_OUT_OF_MEMORY;
+    charge->in_host = true;
+  } else if (result != GateResult::kGranted) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   charge->entry = entry;
+  charge->ordinal = ordinal;
   return CUDA_SUCCESS;
 }
 
 void Interposer::uncharge(const Charge& charge, std::uint64_t bytes) {
-  if (charge.managed()) ledger_->release(charge.entry, bytes, monotonic_ns());
+  if (!charge.managed()) return;
+  if (charge.in_host) {
+    ledger_->release_host(charge.entry, bytes, monotonic_ns());
+  } else {
+    ledger_->release(charge.entry, bytes, monotonic_ns());
+  }
+}
+
+void Interposer::bring_back() {
+  if (in_host_.load(std::memory_order_relaxed) == 0) return;
+  std::unique_lock lock(bring_back_mutex_, std::try_to_lock);  // one thread moves; the others go on
+  if (!lock.owns_lock()) return;
+  ledger_->reclaim_dead_processes();  // a swap pod never waits, so it looks for dead holders itself
+  bool room = true;
+  allocations_.keep_if([&](std::uint64_t pointer, Allocation& allocation) {
+    if (!allocation.in_host || !room) return true;
+    const ChargeOutcome outcome = ledger_->move_to_device(allocation.entry, allocation.bytes, monotonic_ns());
+    if (outcome.decision.verdict != ChargeVerdict::kGrant) {
+      room = false;
+      return true;
+    }
+    // Preferred on the device again, and moved there now rather than page by page on first touch.
+    driver_.mem_advise(pointer, allocation.bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, allocation.ordinal);
+    driver_.mem_prefetch_async(pointer, allocation.bytes, allocation.ordinal, nullptr);
+    allocation.in_host = false;
+    in_host_.fetch_sub(1);
+    return true;
+  });
 }
 
 CUresult Interposer::recharge(const Charge& charge, std::uint64_t charged, std::uint64_t actual) {
@@ -147,7 +182,9 @@ CUresult Interposer::recharge(const Charge& charge, std::uint64_t charged, std::
 }
 
 void Interposer::remember(std::uint64_t key, std::uint64_t bytes, const Charge& charge, bool vmm_handle) {
-  if (charge.managed()) (vmm_handle ? vmm_handles_ : allocations_).insert(key, {bytes, charge.entry});
+  if (!charge.managed()) return;
+  (vmm_handle ? vmm_handles_ : allocations_).insert(key, {bytes, charge.entry, charge.in_host, charge.ordinal});
+  if (charge.in_host) in_host_.fetch_add(1);
 }
 
 std::optional<Allocation> Interposer::take(std::uint64_t key, bool vmm_handle) {
@@ -158,7 +195,13 @@ void Interposer::settle_free(const std::optional<Allocation>& allocation, std::u
                              CUresult result) {
   if (!allocation) return;
   if (result == CUDA_SUCCESS) {
-    ledger_->release(allocation->entry, allocation->bytes, monotonic_ns());
+    if (allocation->in_host) {
+      ledger_->release_host(allocation->entry, allocation->bytes, monotonic_ns());
+      in_host_.fetch_sub(1);
+    } else {
+      ledger_->release(allocation->entry, allocation->bytes, monotonic_ns());
+    }
+    bring_back();  // the room this free made may take back what waits in host memory
   } else {
     (vmm_handle ? vmm_handles_ : allocations_).insert(key, *allocation);
   }
@@ -167,6 +210,7 @@ void Interposer::settle_free(const std::optional<Allocation>& allocation, std::u
 bool Interposer::pod_memory_view(int ordinal, std::size_t* free, std::size_t* total) {
   const EntryHandle entry = entry_for(ordinal);
   if (!entry.valid()) return false;
+  bring_back();  // frameworks ask often: a chance to take back the device room that freed
   const Ledger::View view = ledger_->view(entry);
   *total = view.limit;
   if (view.available < *free) *free = view.available;

@@ -21,6 +21,8 @@ namespace tessera::gpumem {
 // A charge taken before the driver is called; unmanaged when the pod has no ledger entry.
 struct Charge {
   EntryHandle entry;
+  bool in_host = false;  // the swap resolver's: the caller allocates in host memory instead
+  int ordinal = -1;
   bool managed() const { return entry.valid(); }
 };
 
@@ -33,8 +35,14 @@ class Interposer {
   // The ordinal of the calling thread's current device, -1 without a context.
   int current_ordinal() const;
   // Charges `bytes` on the device of `ordinal`, running the pod's resolver on collision.
-  // CUDA_SUCCESS (charged, or unmanaged) or CUDA_ERROR_OUT_OF_MEMORY.
-  CUresult charge(int ordinal, std::uint64_t bytes, Charge* charge);
+  // CUDA_SUCCESS (charged, or unmanaged) or CUDA_ERROR_OUT_OF_MEMORY. With `may_place_in_host`,
+  // a swap pod's colliding allocation is charged to host memory instead (charge->in_host).
+  CUresult charge(int ordinal, std::uint64_t bytes, Charge* charge, bool may_place_in_host = false);
+  bool can_place_in_host() const {
+    return driver_.mem_alloc_managed && driver_.mem_advise && driver_.mem_prefetch_async;
+  }
+  // Moves this process's allocations in host memory back to their device while it has room.
+  void bring_back();
   void uncharge(const Charge& charge, std::uint64_t bytes);
   // Adjusts a charge to what the driver actually allocated (cuMemAllocPitch rounds the pitch).
   CUresult recharge(const Charge& charge, std::uint64_t charged, std::uint64_t actual);
@@ -61,6 +69,8 @@ class Interposer {
   std::array<EntryHandle, kMaxDevices> entries_{};
   std::array<std::atomic<bool>, kMaxDevices> entry_known_{};
   std::atomic<bool> registered_{false};
+  std::atomic<int> in_host_{0};  // allocations placed in host memory, not yet back
+  std::mutex bring_back_mutex_;
   AllocationTable allocations_;
   AllocationTable vmm_handles_;
 };

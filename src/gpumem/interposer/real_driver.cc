@@ -44,6 +44,8 @@ RealDriver load_real_driver() {
   look_up(library, "cuMemFreeAsync", driver.mem_free_async);
   look_up(library, "cuMemFreeAsync_ptsz", driver.mem_free_async_ptsz);
   look_up(library, "cuMemGetInfo_v2", driver.mem_get_info);
+  look_up(library, "cuMemAdvise", driver.mem_advise);
+  look_up(library, "cuMemPrefetchAsync", driver.mem_prefetch_async);
   look_up(library, "cuMemCreate", driver.mem_create);
   look_up(library, "cuMemRelease", driver.mem_release);
   look_up(library, "cuGetProcAddress", driver.get_proc_address);

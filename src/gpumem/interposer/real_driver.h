@@ -22,6 +22,8 @@ struct RealDriver {
   PFN_cuMemFreeAsync mem_free_async = nullptr;
   PFN_cuMemFreeAsync mem_free_async_ptsz = nullptr;
   PFN_cuMemGetInfo_v2 mem_get_info = nullptr;
+  PFN_cuMemAdvise mem_advise = nullptr;
+  PFN_cuMemPrefetchAsync mem_prefetch_async = nullptr;
   PFN_cuMemCreate mem_create = nullptr;
   PFN_cuMemRelease mem_release = nullptr;
   PFN_cuGetProcAddress get_proc_address = nullptr;
