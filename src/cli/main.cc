@@ -11,6 +11,7 @@
 #include "cli/scheduler_command.h"
 #include "cli/sim_command.h"
 #include "cli/user/user_commands.h"
+#include "cli/webhook_command.h"
 
 namespace {
 
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   tessera::add_dev_nodes_command(app, exit_code);
   tessera::add_dev_gpu_metrics_command(app, exit_code);
   tessera::add_scheduler_command(app, exit_code);
+  tessera::add_webhook_options(app.add_subcommand("webhook", tessera::kWebhookDescription), exit_code);
   tessera::cli::add_user_commands(app, exit_code);
   return tessera::run_app(app, argc, argv, exit_code);
 }

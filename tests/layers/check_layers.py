@@ -22,7 +22,9 @@ BELOW = {
     "kube": {"core", "wire"},
     "adapter": {"core", "wire", "policy", "engine", "scheduler", "kube"},
     "apiserver": {"core", "wire"},
-    "cli": {"core", "wire", "policy", "engine", "scheduler", "sim", "kube", "adapter", "apiserver"},
+    # The GPU-memory admission webhook: the patch needs the annotation names only.
+    "admission": {"core", "wire", "adapter"},
+    "cli": {"core", "wire", "policy", "engine", "scheduler", "sim", "kube", "adapter", "apiserver", "admission"},
     # The node side of GPU memory: the ledger, resolvers and interposer need libc only; the node
     # agent reads pods through the API client and the annotations the adapter defines.
     "gpumem": {"core", "wire", "kube", "adapter"},
