@@ -51,6 +51,8 @@ WebhookServer::~WebhookServer() = default;
 
 void WebhookServer::serve() { https_->listen_after_bind(); }
 
+bool WebhookServer::running() const { return https_->is_running(); }
+
 void WebhookServer::stop() { https_->stop(); }
 
 }  // namespace tessera::admission

@@ -32,8 +32,9 @@ class WebhookServer {
   WebhookServer& operator=(const WebhookServer&) = delete;
 
   int port() const { return port_; }
-  // Serves until stop() is called from another thread.
+  // Serves until stop() is called from another thread, once serve() is running().
   void serve();
+  bool running() const;
   void stop();
 
  private:

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <pthread.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -30,9 +32,15 @@ int run_webhook(const admission::WebhookServerOptions& options) {
       fmt::format("tessera webhook: serving https on {}:{} (/mutate, /healthz)\n", options.host, (*server)->port())
           .c_str(),
       stderr);
-  std::thread serving([&server] { (*server)->serve(); });
+  std::atomic<bool> served{false};
+  std::thread serving([&server, &served] {
+    (*server)->serve();
+    served = true;
+  });
   int received = 0;
   sigwait(&signals, &received);
+  // httplib stops a running server only, and once: a signal that came before it ran waits for it.
+  while (!served && !(*server)->running()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   (*server)->stop();
   serving.join();
   return 0;
