@@ -15,6 +15,7 @@ from harness import (SKIP, Cluster, condition, edited_kubeconfig, gpu_nodes, k8s
                      wait_for)
 from cli_e2e import cli  # noqa: E402
 from idle_gpus_e2e import idle_gpus, prometheus_missing  # noqa: E402
+from webhook_e2e import gpu_memory_webhook  # noqa: E402
 import workload_controllers  # noqa: E402
 
 
@@ -1172,6 +1173,8 @@ SCENARIOS = {
     "inference": (inference, gpu_nodes(1), [], []),
     "gpu-memory": (gpu_memory, gpu_nodes(1, gpus=1) + "      labels: {scheduling.tessera.dev/node-pool: inference}\n",
                    [], []),
+    # The dev cluster calls no admission webhooks; the real kube-apiserver does.
+    "gpu-memory-webhook": (gpu_memory_webhook, gpu_nodes(1, gpus=1), None, []),
     "quiet-periods": (quiet_periods, gpu_nodes(2), ["--fault-idle-close", "1"], None),
     "bad-queues": (bad_queues, gpu_nodes(2), [], []),
     "misconfigured": (misconfigured, gpu_nodes(1), [], None),
