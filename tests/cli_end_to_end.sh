@@ -162,6 +162,8 @@ done
 if [[ -n "${TESSERA_SCHEDULER:-}" ]]; then
   "$TESSERA_SCHEDULER" --version | grep -q "tessera-scheduler 0.1.0" || fail "tessera-scheduler --version"
   "$TESSERA_SCHEDULER" --help | grep -q -- "--leader-elect" || fail "tessera-scheduler --help lists no --leader-elect"
+  "$TESSERA_SCHEDULER" webhook --help | grep -q -- "--tls-cert-file" ||
+    fail "tessera-scheduler webhook --help lists no --tls-cert-file"
   output="$("$TESSERA_SCHEDULER" --kubeconfig "$work/missing.kubeconfig" 2>&1)"; status=$?
   [[ $status -eq 2 && "$output" == *"kubeconfig: cannot read $work/missing.kubeconfig"* ]] ||
     fail "tessera-scheduler with a missing kubeconfig exited $status: $output"

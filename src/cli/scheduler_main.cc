@@ -23,5 +23,6 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tessera-scheduler 0.1.0");
   int exit_code = 0;
   tessera::add_scheduler_options(&app, exit_code);
+  app.footer("tessera-scheduler webhook --help: the GPU memory admission webhook, in the same binary");
   return tessera::run_app(app, argc, argv, exit_code);
 }
