@@ -2,7 +2,8 @@
 # Runs the GPU memory interposer against a real NVIDIA driver and prints a summary: per-call
 # overhead (direct against interposed), limit enforcement, cuMemGetInfo, every allocation function,
 # no overshoot under N concurrent processes, how soon a waiting allocation is granted after a free,
-# the priority resolver, the reclaim of a process that died holding memory, and the swap resolver.
+# the priority resolver, the reclaim of a process that died holding memory, and the swap resolver
+# (a colliding allocation placed in host memory; swap pods moving each other out and back).
 #
 # Self-contained: builds the interposer and the test programs with plain g++ (libc, libdl and
 # pthreads only; no CMake, no project libraries), or takes them prebuilt from
@@ -247,6 +248,47 @@ swap_ins=$(sed -n 's/.*uid=swapper .* swap_ins=\([0-9]*\).*/\1/p' "$work/swap-af
 intact=$(grep -c '^intact=1' "$work/swapper.out" 2>/dev/null)
 [ "$in_host_before" = $GiB ] && [ "$in_host_after" = 0 ] && [ "$swap_ins" = 1 ] && [ "$intact" = 2 ] && [ $swapper_status = 0 ]
 verdict "swap" $? "1 GiB colliding on a 1.5 GiB device: ${in_host_before:-?} bytes placed in host memory, ${in_host_after:-?} left there after the holder freed (${swap_ins:-?} moved back); contents intact at ${intact:-0} of 2 checks; exit $swapper_status"
+
+# --- 9. swap pods time-share: a newcomer moves a swap pod out; it comes back when room returns ---
+ledger="$work/swap-turns.ledger"
+common=(TESSERA_GPUMEM_LEDGER="$ledger" LD_PRELOAD="$interposer" TESSERA_GPU_DEVICE_MEMORY=$((3 * GiB / 2))
+  TESSERA_GPU_MEMORY_LIMIT=$GiB TESSERA_GPU_MEMORY_RESOLVER=swap)
+entry_field() { sed -n "s/.*uid=$2 .* $3=\([0-9]*\).*/\1/p" "$1"; }  # entry_field REPORT UID FIELD
+mkfifo "$work/first.in" "$work/second.in"
+guarded 60 env "${common[@]}" TESSERA_POD_UID=first "$workload" swap-hold $GiB <"$work/first.in" >"$work/first.out" 2>&1 &
+first=$!
+exec 8>"$work/first.in"
+wait_for_line "$work/first.out" '^held=' 1
+guarded 60 env "${common[@]}" TESSERA_POD_UID=second "$workload" swap-hold $GiB <"$work/second.in" >"$work/second.out" 2>&1 8>&- &
+second=$!
+exec 9>"$work/second.in"
+wait_for_line "$work/second.out" '^held=' 1  # granted once `first` moved out
+echo check >&8
+echo check >&9
+wait_for_line "$work/first.out" '^intact=' 1
+wait_for_line "$work/second.out" '^intact=' 1
+guarded 20 "$ledger_tool" --no-reclaim "$ledger" >"$work/turns-out.txt" 2>&1
+exec 9>&-  # `second` frees and ends; `first`'s helper thread moves it back
+wait $second
+second_status=$?
+for _ in $(seq 1 100); do  # until `first` is back on the device, or 10 s
+  guarded 20 "$ledger_tool" --no-reclaim "$ledger" >"$work/turns-back.txt" 2>&1
+  [ "$(entry_field "$work/turns-back.txt" first in_host)" = 0 ] || [ "$(limit_for 5)" = 0 ] && break
+  sleep 0.1
+done
+echo check >&8
+wait_for_line "$work/first.out" '^intact=' 2
+exec 8>&-
+wait $first
+first_status=$?
+out_while=$(entry_field "$work/turns-out.txt" first in_host)
+second_used=$(entry_field "$work/turns-out.txt" second used)
+back_used=$(entry_field "$work/turns-back.txt" first used)
+peak=$(sed -n 's/^device=0 .* peak_used=\([0-9]*\).*/\1/p' "$work/turns-back.txt")
+intact=$(($(grep -c '^intact=1' "$work/first.out" 2>/dev/null) + $(grep -c '^intact=1' "$work/second.out" 2>/dev/null)))
+[ "$out_while" = $GiB ] && [ "$second_used" = $GiB ] && [ "$back_used" = $GiB ] && [ "${peak:-0}" -le $((3 * GiB / 2)) ] &&
+  [ "$intact" = 3 ] && [ $first_status = 0 ] && [ $second_status = 0 ]
+verdict "swap turns" $? "two swap pods of 1 GiB on a 1.5 GiB device: while the second held its GiB on the device the first had ${out_while:-?} bytes moved to host memory, and ${back_used:-?} back on the device after the second ended; ledger peak ${peak:-?} bytes; contents intact at $intact of 3 checks; exits $first_status, $second_status"
 
 say "total $(($(date +%s) - script_started)) s; $failures failed"
 say "logs: $results (summary.txt); step outputs were in $work"

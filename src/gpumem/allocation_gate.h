@@ -4,9 +4,12 @@
 //              after the timeout, so that no allocation waits forever on memory never freed;
 //   priority — end the processes of lower-priority or idle pods that free enough (Ledger::evict_for),
 //              then wait as above for their memory to come back;
-//   swap     — the allocation is placed in host memory instead (kPlaceInHost: the caller allocates
-//              it there and charges it with Ledger::charge_host), to move back to the device when
-//              room frees; an allocation that cannot be placed in host memory waits as `wait` does.
+//   swap     — other swap pods of no higher priority move allocations to host memory to make room
+//              (Ledger::move_out_for; their processes' helper threads do it), and the allocation
+//              waits as above for that room; when no pod can move out, or they do not within the
+//              timeout, it is placed in host memory itself (kPlaceInHost: the caller allocates it
+//              there and charges it with Ledger::charge_host), to move back when room frees. An
+//              allocation that cannot be placed in host memory waits as `wait` does.
 // Every wait also reclaims the charge of processes that died, so a crashed pod never blocks others.
 #pragma once
 

@@ -26,6 +26,35 @@ std::uint64_t commit_decrease(EntryUse entry, std::uint64_t bytes) {
   return std::max(entry.used, entry.request) - std::max(after, entry.request);
 }
 
+namespace {
+
+// The fewest of `ordered` (most expendable first) whose `used` covers `shortfall`: take them in
+// order, then spare the chosen ones, most valuable first (latest chosen), that the others already
+// cover. Empty when all of them together fall short.
+std::vector<int> cover_shortfall(const std::vector<VictimCandidate>& ordered, std::uint64_t shortfall) {
+  std::vector<VictimCandidate> chosen;
+  std::uint64_t freed = 0;
+  for (const VictimCandidate& candidate : ordered) {
+    if (freed >= shortfall) break;
+    chosen.push_back(candidate);
+    freed += candidate.used;
+  }
+  if (freed < shortfall) return {};
+  for (auto it = chosen.rbegin(); it != chosen.rend();) {
+    if (freed - it->used >= shortfall) {
+      freed -= it->used;
+      it = std::make_reverse_iterator(chosen.erase(std::next(it).base()));
+    } else {
+      ++it;
+    }
+  }
+  std::vector<int> victims;
+  for (const VictimCandidate& candidate : chosen) victims.push_back(candidate.entry);
+  return victims;
+}
+
+}  // namespace
+
 std::vector<int> choose_victims(const std::vector<VictimCandidate>& candidates, std::int32_t priority,
                                 std::uint64_t shortfall) {
   std::vector<VictimCandidate> eligible;
@@ -40,26 +69,22 @@ std::vector<int> choose_victims(const std::vector<VictimCandidate>& candidates, 
     if (a.used != b.used) return a.used > b.used;
     return a.entry < b.entry;
   });
-  std::vector<VictimCandidate> chosen;
-  std::uint64_t freed = 0;
-  for (const VictimCandidate& candidate : eligible) {
-    if (freed >= shortfall) break;
-    chosen.push_back(candidate);
-    freed += candidate.used;
+  return cover_shortfall(eligible, shortfall);
+}
+
+std::vector<int> choose_swap_outs(const std::vector<VictimCandidate>& candidates, std::int32_t priority,
+                                  std::uint64_t shortfall) {
+  std::vector<VictimCandidate> eligible;
+  for (const VictimCandidate& candidate : candidates) {
+    if (candidate.used > 0 && candidate.priority <= priority) eligible.push_back(candidate);
   }
-  if (freed < shortfall) return {};
-  // Spare the chosen ones, most valuable first (latest chosen), that the others already cover.
-  for (auto it = chosen.rbegin(); it != chosen.rend();) {
-    if (freed - it->used >= shortfall) {
-      freed -= it->used;
-      it = std::make_reverse_iterator(chosen.erase(std::next(it).base()));
-    } else {
-      ++it;
-    }
-  }
-  std::vector<int> victims;
-  for (const VictimCandidate& candidate : chosen) victims.push_back(candidate.entry);
-  return victims;
+  std::sort(eligible.begin(), eligible.end(), [](const VictimCandidate& a, const VictimCandidate& b) {
+    if (a.idle != b.idle) return a.idle;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.used != b.used) return a.used > b.used;
+    return a.entry < b.entry;
+  });
+  return cover_shortfall(eligible, shortfall);
 }
 
 }  // namespace tessera::gpumem

@@ -48,4 +48,12 @@ struct VictimCandidate {
 std::vector<int> choose_victims(const std::vector<VictimCandidate>& candidates, std::int32_t priority,
                                 std::uint64_t shortfall);
 
+// The swap resolver's choice: the swap pods whose allocations move to host memory so that a swap
+// pod of `priority` gets `shortfall` bytes (each candidate's `used` is what moving it out frees:
+// its use above its request, since requests stay reserved). Never a pod of higher priority; idle
+// ones first, then lowest priority, then larger use; the chosen ones the rest cover are spared.
+// Empty when all candidates together would not free enough.
+std::vector<int> choose_swap_outs(const std::vector<VictimCandidate>& candidates, std::int32_t priority,
+                                  std::uint64_t shortfall);
+
 }  // namespace tessera::gpumem

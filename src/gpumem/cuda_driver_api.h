@@ -77,6 +77,7 @@ using PFN_cuDeviceGetCount = CUresult (*)(int* count);
 using PFN_cuDeviceTotalMem_v2 = CUresult (*)(std::size_t* bytes, CUdevice device);
 using PFN_cuDevicePrimaryCtxRetain = CUresult (*)(CUcontext* context, CUdevice device);
 using PFN_cuCtxSetCurrent = CUresult (*)(CUcontext context);
+using PFN_cuCtxGetCurrent = CUresult (*)(CUcontext* context);
 using PFN_cuCtxGetDevice = CUresult (*)(CUdevice* device);
 using PFN_cuCtxSynchronize = CUresult (*)();
 using PFN_cuMemAlloc_v2 = CUresult (*)(CUdeviceptr* dptr, std::size_t bytes);

@@ -72,6 +72,25 @@ void copy_text(char* target, std::size_t capacity, const std::string& text) {
 
 bool valid_device(int device) { return device >= 0 && device < kMaxDevices; }
 
+// The swap resolver's rotation: an entry moves allocations back to the device only when no other
+// swap entry on the device has waited for room longer (ties: lower slot first), so pods that were
+// moved out come back in the order they left and a pod that made room is served before them.
+bool has_turn(const LedgerLayout& layout, int slot) {
+  const EntryRecord& self = layout.entries[slot];
+  for (int other = 0; other < kMaxEntries; ++other) {
+    const EntryRecord& entry = layout.entries[other];
+    if (other == slot || entry.state != kSlotLive || entry.device != self.device || entry.resolver != Resolver::kSwap ||
+        entry.waiting_since_ns == 0) {
+      continue;
+    }
+    if (self.waiting_since_ns == 0 || entry.waiting_since_ns < self.waiting_since_ns ||
+        (entry.waiting_since_ns == self.waiting_since_ns && other < slot)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::int64_t monotonic_ns() {
@@ -291,6 +310,7 @@ ChargeOutcome Ledger::charge(EntryHandle handle, std::uint64_t bytes, std::int64
     if (entry.used > entry.peak_used) entry.peak_used = entry.used;
     entry.last_active_ns = now_ns;
     ++entry.grants;
+    if (entry.in_host == 0) entry.waiting_since_ns = 0;  // served: its turn is over
     device.used += bytes;
     if (device.used > device.peak_used) device.peak_used = device.used;
     device.committed += outcome.decision.commit_increase;
@@ -318,6 +338,7 @@ bool Ledger::charge_host(EntryHandle handle, std::uint64_t bytes, std::int64_t n
   process.in_host[handle.device] += bytes;  // first: repair_device rebuilds the sums from these
   entry->in_host += bytes;
   entry->last_active_ns = now_ns;
+  if (entry->waiting_since_ns == 0) entry->waiting_since_ns = now_ns;
   ++entry->swap_outs;
   return true;
 }
@@ -337,6 +358,7 @@ void Ledger::release_host_locked(int slot, int process_slot, int device, std::ui
   if (bytes > entry.in_host) bytes = entry.in_host;
   process.in_host[device] -= bytes;
   entry.in_host -= bytes;
+  if (entry.in_host == 0) entry.waiting_since_ns = 0;
 }
 
 ChargeOutcome Ledger::move_to_device(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
@@ -348,6 +370,10 @@ ChargeOutcome Ledger::move_to_device(EntryHandle handle, std::uint64_t bytes, st
   EntryRecord* entry = live_entry(handle);
   if (entry == nullptr) {
     outcome.stale_entry = true;
+    return outcome;
+  }
+  if (!has_turn(*layout_, handle.slot)) {
+    outcome.decision = {ChargeVerdict::kCollision, 0, bytes};
     return outcome;
   }
   // The bytes leave host memory as they reach the device: the limit sees them once.
@@ -368,6 +394,67 @@ ChargeOutcome Ledger::move_to_device(EntryHandle handle, std::uint64_t bytes, st
   return outcome;
 }
 
+std::vector<int> Ledger::move_out_for(EntryHandle handle, std::uint64_t shortfall, std::int64_t now_ns) {
+  if (!handle.valid() || !valid_device(handle.device)) return {};
+  std::vector<int> chosen;
+  {
+    DeviceRecord& device = layout_->devices[handle.device];
+    LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+    EntryRecord* requester = live_entry(handle);
+    if (requester == nullptr) return {};
+    if (requester->waiting_since_ns == 0) requester->waiting_since_ns = now_ns;
+    std::vector<VictimCandidate> candidates;
+    for (int slot = 0; slot < kMaxEntries; ++slot) {
+      const EntryRecord& entry = layout_->entries[slot];
+      if (entry.state != kSlotLive || entry.device != handle.device || entry.resolver != Resolver::kSwap ||
+          entry.move_out_requested != 0 || entry.used <= entry.request || std::strcmp(entry.uid, requester->uid) == 0) {
+        continue;
+      }
+      const bool idle = now_ns - entry.last_active_ns > layout_->idle_after_ns;
+      candidates.push_back({slot, entry.priority, idle, entry.used - entry.request});
+    }
+    chosen = choose_swap_outs(candidates, requester->priority, shortfall);
+    for (int slot : chosen) layout_->entries[slot].move_out_requested = 1;
+  }
+  signal_processes(handle.device, chosen, kRequestMoveOut);
+  return chosen;
+}
+
+bool Ledger::move_to_host(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
+  if (!handle.valid() || !valid_device(handle.device) || process_slot_ < 0) return false;
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  EntryRecord* entry = live_entry(handle);
+  if (entry == nullptr) return false;
+  ProcessRecord& process = layout_->processes[process_slot_];
+  process.in_host[handle.device] += bytes;  // before the release: the limit never sees the bytes twice
+  entry->in_host += bytes;
+  if (entry->waiting_since_ns == 0) entry->waiting_since_ns = now_ns;
+  ++entry->swap_outs;
+  release_locked(handle.slot, process_slot_, handle.device, bytes, now_ns);
+  return true;
+}
+
+bool Ledger::finish_move_out(EntryHandle handle) {
+  if (!handle.valid() || !valid_device(handle.device)) return false;
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  EntryRecord* entry = live_entry(handle);
+  if (entry == nullptr) return false;
+  ++entry->moved_out;
+  if (entry->move_out_requested != 0 && entry->used > entry->request) return true;
+  entry->move_out_requested = 0;
+  return false;
+}
+
+void Ledger::stop_waiting(EntryHandle handle) {
+  if (!handle.valid() || !valid_device(handle.device)) return;
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  EntryRecord* entry = live_entry(handle);
+  if (entry != nullptr && entry->in_host == 0) entry->waiting_since_ns = 0;
+}
+
 void Ledger::release(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
   if (!handle.valid() || !valid_device(handle.device) || process_slot_ < 0) return;
   DeviceRecord& device = layout_->devices[handle.device];
@@ -386,6 +473,7 @@ void Ledger::release_locked(int slot, int process_slot, int device_index, std::u
   entry.used -= bytes;
   device.used -= bytes;
   if (entry.used == 0) entry.evict_requested = 0;
+  if (entry.used <= entry.request) entry.move_out_requested = 0;  // nothing left to move out
   entry.last_active_ns = now_ns;
   device.release_seq.fetch_add(1);
   if (device.waiting.load() > 0) futex_wake_all(device.release_seq);
@@ -441,18 +529,22 @@ std::vector<int> Ledger::evict_for(EntryHandle handle, std::uint64_t shortfall, 
       ++layout_->entries[slot].evictions;
     }
   }
-  if (victims.empty()) return victims;
+  signal_processes(handle.device, victims, kRequestEnd);
+  return victims;
+}
+
+void Ledger::signal_processes(int device, const std::vector<int>& slots, std::uint32_t request) {
+  if (slots.empty()) return;
   LedgerLock table(layout_->table_lock, repair_nothing, *layout_, 0);
   for (ProcessRecord& process : layout_->processes) {
-    if (process.state != kSlotLive || process.used[handle.device] == 0) continue;
-    for (int slot : victims) {
-      if (process.entry_of[handle.device] == slot) {
-        process.end_requested.store(1);
+    if (process.state != kSlotLive || process.used[device] == 0) continue;
+    for (int slot : slots) {
+      if (process.entry_of[device] == slot) {
+        process.end_requested.fetch_or(request);
         futex_wake_all(process.end_requested);
       }
     }
   }
-  return victims;
 }
 
 std::atomic<std::uint32_t>* Ledger::end_request_word() {
@@ -483,6 +575,8 @@ std::uint64_t Ledger::reclaim_dead_processes() {
       reclaimed += process.used[device] + process.in_host[device];
       release_host_locked(process.entry_of[device], slot, device, process.in_host[device]);
       release_locked(process.entry_of[device], slot, device, process.used[device], now);
+      EntryRecord& entry = layout_->entries[process.entry_of[device]];
+      if (entry.in_host == 0) entry.waiting_since_ns = 0;  // a waiter that died holds no turn
       process.entry_of[device] = -1;
     }
     process.state = kSlotFree;

@@ -76,7 +76,21 @@ class Ledger {
   // device has room for it again (move_to_device charges it there as a new allocation would be).
   bool charge_host(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
   void release_host(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
+  // Moving back takes turns: refused (a collision) while another swap pod on the device has
+  // waited for room longer (EntryRecord::waiting_since_ns).
   ChargeOutcome move_to_device(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
+  // The swap resolver making room: picks the swap pods on the entry's device whose allocations
+  // move to host memory so that it gets `shortfall` bytes (choose_swap_outs), marks the entry as
+  // waiting for its turn, and asks the chosen pods' processes to move out. The chosen slots.
+  std::vector<int> move_out_for(EntryHandle entry, std::uint64_t shortfall, std::int64_t now_ns);
+  // An allocation of this process moved from the device to host memory: credited on the device,
+  // charged in host memory. False when the entry is stale.
+  bool move_to_host(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
+  // The process moved out what it could for a move_out_for request; true while the entry still
+  // uses more than its request on the device (another of its processes may hold the rest).
+  bool finish_move_out(EntryHandle entry);
+  // The entry no longer waits for a turn (its allocation was placed elsewhere or refused).
+  void stop_waiting(EntryHandle entry);
 
   // What cuMemGetInfo shows the entry's pod: its limit as the total, and as free what it could
   // still be granted now (within its limit, its unused request and the device's room).
@@ -95,7 +109,7 @@ class Ledger {
   // The priority resolver: picks the entries on the entry's device whose processes end so that
   // it gets `shortfall` bytes, marks them and asks their processes to end. The chosen slots.
   std::vector<int> evict_for(EntryHandle entry, std::uint64_t shortfall, std::int64_t now_ns);
-  // 1 once another pod has asked this process to end (the futex word its watcher sleeps on).
+  // The kRequest* bits other pods set for this process (the futex word its helper thread sleeps on).
   std::atomic<std::uint32_t>* end_request_word();
 
   bool process_alive(int slot) const;
@@ -106,6 +120,8 @@ class Ledger {
   Ledger(std::string path, int fd, LedgerLayout* layout);
   void release_locked(int slot, int process, int device, std::uint64_t bytes, std::int64_t now_ns);
   void release_host_locked(int slot, int process, int device, std::uint64_t bytes);
+  // Sets `request` in the helper-thread word of every live process charging one of `slots` on `device`.
+  void signal_processes(int device, const std::vector<int>& slots, std::uint32_t request);
   // The entry behind a handle, under its device's lock held by the caller; null when stale.
   EntryRecord* live_entry(EntryHandle handle);
 

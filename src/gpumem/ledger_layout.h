@@ -13,7 +13,7 @@
 namespace tessera::gpumem {
 
 inline constexpr std::uint32_t kLedgerMagic = 0x314d4754;  // "TGM1"
-inline constexpr std::uint32_t kLedgerVersion = 1;
+inline constexpr std::uint32_t kLedgerVersion = 2;
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxEntries = 256;
 inline constexpr int kMaxProcesses = 1024;
@@ -50,6 +50,12 @@ struct EntryRecord {
   std::uint64_t in_host;     // swap resolver: bytes of allocations placed in host memory on collision
   std::uint64_t swap_outs;   // allocations placed in host memory
   std::uint64_t swap_ins;    // allocations moved back to the device
+  // The swap resolver's turn: when the entry started waiting for device room (an allocation that
+  // collided, or allocations moved to host memory); 0 when it waits for nothing. Allocations move
+  // back to the device oldest waiter first.
+  std::int64_t waiting_since_ns;
+  std::uint32_t move_out_requested;  // another swap pod asked this one's processes to move out
+  std::uint32_t moved_out;           // times its processes moved their allocations to host memory
 };
 
 struct DeviceRecord {
@@ -68,12 +74,16 @@ struct ProcessRecord {
   std::uint32_t state;                       // kSlotFree or kSlotLive; under the table lock
   std::int32_t pid;                          // in the process's own PID namespace, for reports only
   char uid[kUidBytes];                       // the pod it charges
-  std::atomic<std::uint32_t> end_requested;  // futex word: 1 asks the process to end itself
+  std::atomic<std::uint32_t> end_requested;  // futex word of kRequest* bits for the process's helper thread
   std::uint32_t reserved;
   std::int32_t entry_of[kMaxDevices];  // entry slot charged per device, -1: none
   std::uint64_t used[kMaxDevices];     // bytes it holds per device (under that device's lock)
   std::uint64_t in_host[kMaxDevices];  // bytes its swap allocations for that device hold in host memory
 };
+
+// What a process's helper thread is asked to do (bits of ProcessRecord::end_requested).
+inline constexpr std::uint32_t kRequestEnd = 1;      // the priority resolver: end the process
+inline constexpr std::uint32_t kRequestMoveOut = 2;  // the swap resolver: move allocations to host memory
 
 inline constexpr std::uint32_t kSlotFree = 0;
 inline constexpr std::uint32_t kSlotLive = 1;

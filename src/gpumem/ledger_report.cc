@@ -31,10 +31,11 @@ std::string ledger_report(Ledger& ledger) {
              "entry device=%d uid=%s name=%s priority=%d resolver=%s request=%" PRIu64 " limit=%" PRIu64
              " used=%" PRIu64 " peak_used=%" PRIu64 " grants=%" PRIu64 " waits=%" PRIu64 " wait_ooms=%" PRIu64
              " limit_ooms=%" PRIu64 " evictions=%" PRIu64 " in_host=%" PRIu64 " swap_outs=%" PRIu64 " swap_ins=%" PRIu64
-             " idle_s=%" PRId64 "\n",
+             " moved_out=%u idle_s=%" PRId64 "\n",
              device, entry.uid, entry.name, entry.priority, resolver_name(entry.resolver), entry.request, entry.limit,
              entry.used, entry.peak_used, entry.grants, entry.waits, entry.wait_ooms, entry.limit_ooms, entry.evictions,
-             entry.in_host, entry.swap_outs, entry.swap_ins, (now - entry.last_active_ns) / 1000000000);
+             entry.in_host, entry.swap_outs, entry.swap_ins, entry.moved_out,
+             (now - entry.last_active_ns) / 1000000000);
     }
   }
   int live = 0;

@@ -37,16 +37,6 @@ json gpu_pod(const std::string& name, const std::string& node, const std::string
             {"containers", json::array({{{"name", "server"}, {"image", "inference:1"}}})}}}};
 }
 
-// Polls `done` until it holds; fails after a minute (which only a broken agent takes).
-bool eventually(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
-
 class AgentClusterTest : public ::testing::Test {
  protected:
   AgentClusterTest() : server_(plain_http()) {}

@@ -92,5 +92,19 @@ TEST(ChooseVictims, NobodyEndsWhenAllThatMayEndWouldNotFreeEnough) {
   EXPECT_TRUE(choose_victims({{0, 100, false, 4 * kGiB}}, 100, 1).empty());  // equal priority is no victim
 }
 
+TEST(ChooseSwapOuts, IdlePodsMoveOutFirstThenTheLowestPriorityAndNeverAHigherPriorityOne) {
+  const std::vector<VictimCandidate> candidates = {
+      {0, 100, false, 2 * kGiB}, {1, 50, false, 2 * kGiB}, {2, 100, true, 1 * kGiB}, {3, 500, true, 8 * kGiB}};
+  // The idle pod of equal priority first (swap pods time-share with their peers); the idle pod of
+  // higher priority never, idle or not.
+  EXPECT_EQ(choose_swap_outs(candidates, 100, 1 * kGiB), (std::vector<int>{2}));
+  EXPECT_EQ(choose_swap_outs(candidates, 100, 3 * kGiB), (std::vector<int>{2, 1}));
+  EXPECT_EQ(choose_swap_outs(candidates, 100, 5 * kGiB), (std::vector<int>{2, 1, 0}));
+  EXPECT_TRUE(choose_swap_outs(candidates, 100, 6 * kGiB).empty());
+  // A lower-priority pod asking moves out only pods of its priority or lower.
+  EXPECT_EQ(choose_swap_outs(candidates, 50, 2 * kGiB), (std::vector<int>{1}));
+  EXPECT_TRUE(choose_swap_outs(candidates, 10, 1).empty());
+}
+
 }  // namespace
 }  // namespace tessera::gpumem

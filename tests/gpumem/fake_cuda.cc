@@ -306,6 +306,12 @@ FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
   return CUDA_SUCCESS;
 }
 
+FAKE_EXPORT CUresult cuCtxGetCurrent(CUcontext* context) {
+  if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+  *context = reinterpret_cast<CUcontext>(static_cast<std::intptr_t>(current_device) + 1);  // null without one
+  return CUDA_SUCCESS;
+}
+
 FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
   if (CUresult status = check_context(); status != CUDA_SUCCESS) return status;
   *device = current_device;
@@ -442,6 +448,7 @@ void* fake_lookup(const char* symbol, int cuda_version, cuuint64_t flags) {
       FAKE_ENTRY(cuDeviceTotalMem_v2),
       FAKE_ENTRY(cuDevicePrimaryCtxRetain),
       FAKE_ENTRY(cuCtxSetCurrent),
+      FAKE_ENTRY(cuCtxGetCurrent),
       FAKE_ENTRY(cuCtxGetDevice),
       FAKE_ENTRY(cuCtxSynchronize),
       FAKE_ENTRY(cuMemAlloc_v2),

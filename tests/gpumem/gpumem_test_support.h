@@ -11,12 +11,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpumem/ledger.h"
@@ -149,6 +152,26 @@ inline Environment pod(const std::string& uid, std::uint64_t limit, std::uint64_
 inline Environment with(Environment environment, const Environment& more) {
   for (const auto& [key, value] : more) environment[key] = value;
   return environment;
+}
+
+inline const DeviceRecord& device0(Ledger& ledger) { return ledger.layout().devices[0]; }
+
+inline const EntryRecord* entry_of(Ledger& ledger, const std::string& uid) {
+  for (const EntryRecord& entry : ledger.layout().entries) {
+    if (entry.state == kSlotLive && uid == entry.uid) return &entry;
+  }
+  return nullptr;
+}
+
+// Polls `done` until it holds; fails after a minute (which only a broken program takes): for what
+// another process does in its own time, asserted as an outcome, never as a duration.
+inline bool eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
 }
 
 }  // namespace tessera::gpumem::testing

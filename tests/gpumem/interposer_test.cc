@@ -9,15 +9,6 @@
 namespace tessera::gpumem::testing {
 namespace {
 
-const DeviceRecord& device0(Ledger& ledger) { return ledger.layout().devices[0]; }
-
-const EntryRecord* entry_of(Ledger& ledger, const std::string& uid) {
-  for (const EntryRecord& entry : ledger.layout().entries) {
-    if (entry.state == kSlotLive && uid == entry.uid) return &entry;
-  }
-  return nullptr;
-}
-
 class InterposerPaths : public ::testing::TestWithParam<bool> {
  protected:
   std::vector<std::string> command(std::vector<std::string> arguments) const {

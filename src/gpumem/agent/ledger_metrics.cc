@@ -54,7 +54,9 @@ std::string ledger_metrics(Ledger& ledger, const AgentCounters& counters) {
       {"tessera_gpu_memory_pod_host_bytes", "gauge",
        "Swap resolver: memory of the pod's allocations placed in host memory.", ""},
       {"tessera_gpu_memory_pod_swap_outs_total", "counter", "Swap resolver: allocations placed in host memory.", ""},
-      {"tessera_gpu_memory_pod_swap_ins_total", "counter", "Swap resolver: allocations moved back to the device.", ""}};
+      {"tessera_gpu_memory_pod_swap_ins_total", "counter", "Swap resolver: allocations moved back to the device.", ""},
+      {"tessera_gpu_memory_pod_moved_out_total", "counter",
+       "Swap resolver: times the pod's processes moved their allocations to host memory for another pod.", ""}};
   LedgerLayout& layout = ledger.layout();
   int processes = 0;
   for (int device = 0; device < kMaxDevices; ++device) {
@@ -73,7 +75,8 @@ std::string ledger_metrics(Ledger& ledger, const AgentCounters& counters) {
           "pod=\"" + escaped(entry.name) + "\",uid=\"" + escaped(entry.uid) + "\"," + device_label;
       const std::uint64_t values[] = {entry.used,      entry.request, entry.limit,     entry.peak_used,
                                       entry.grants,    entry.waits,   entry.wait_ooms, entry.limit_ooms,
-                                      entry.evictions, entry.in_host, entry.swap_outs, entry.swap_ins};
+                                      entry.evictions, entry.in_host, entry.swap_outs, entry.swap_ins,
+                                      entry.moved_out};
       for (std::size_t i = 0; i < pod_families.size(); ++i) sample(pod_families[i], labels, values[i]);
     }
   }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "gpumem/cuda_driver_api.h"
 #include "gpumem/ledger.h"
 
 namespace tessera::gpumem {
@@ -19,6 +20,10 @@ struct Allocation {
   EntryHandle entry;
   bool in_host = false;  // placed in host memory by the swap resolver
   int ordinal = -1;      // the process's device it belongs to
+  // A swap pod's cuMemAlloc, made as managed memory so that it can move to host memory and back
+  // at the same address; moved in `context`, the one it was allocated in.
+  bool movable = false;
+  CUcontext context = nullptr;
 };
 
 class AllocationTable {

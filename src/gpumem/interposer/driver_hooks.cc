@@ -26,8 +26,21 @@ CUresult allocate_in_host(CUdeviceptr* pointer, std::uint64_t bytes) {
   return CUDA_SUCCESS;
 }
 
-// Charges, calls the driver (or, for a swap pod's allocation that collides, allocates in host
-// memory when `may_place_in_host`), and undoes the charge if the driver refused.
+// A swap pod's allocation granted on the device: managed memory that prefers the device and is
+// moved there now, so that it can later move to host memory and back at the same address.
+CUresult allocate_movable(CUdeviceptr* pointer, std::uint64_t bytes, int ordinal) {
+  const RealDriver& driver = self().driver();
+  const CUresult result = driver.mem_alloc_managed(pointer, bytes, CU_MEM_ATTACH_GLOBAL);
+  if (result != CUDA_SUCCESS) return result;
+  driver.mem_advise(*pointer, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, ordinal);
+  const CUresult placed = driver.mem_prefetch_async(*pointer, bytes, ordinal, nullptr);
+  if (placed != CUDA_SUCCESS) driver.mem_free(*pointer);
+  return placed;
+}
+
+// Charges, calls the driver (or, for a swap pod's allocation, allocates managed memory: in host
+// memory when it collides, on the device otherwise; only when `may_place_in_host`), and undoes
+// the charge if the driver refused.
 template <typename Function, typename... Arguments>
 CUresult charged_allocation(bool may_place_in_host, int ordinal, std::uint64_t bytes, CUdeviceptr* pointer,
                             Function function, Arguments... arguments) {
@@ -35,7 +48,9 @@ CUresult charged_allocation(bool may_place_in_host, int ordinal, std::uint64_t b
   if (pointer == nullptr || bytes == 0) return function(pointer, arguments...);  // the driver names the bad argument
   Charge charge;
   if (self().charge(ordinal, bytes, &charge, may_place_in_host) != CUDA_SUCCESS) return CUDA_ERROR_OUT_OF_MEMORY;
-  const CUresult result = charge.in_host ? allocate_in_host(pointer, bytes) : function(pointer, arguments...);
+  const CUresult result = charge.in_host   ? allocate_in_host(pointer, bytes)
+                          : charge.movable ? allocate_movable(pointer, bytes, ordinal)
+                                           : function(pointer, arguments...);
   if (result != CUDA_SUCCESS) {
     self().uncharge(charge, bytes);
     return result;

@@ -77,38 +77,84 @@ bool Interposer::register_process() {
     std::fprintf(stderr, "tessera-gpumem: the ledger's process table is full\n");
     return false;
   }
-  start_end_watcher(ledger_->end_request_word());
+  start_helper_thread(ledger_->end_request_word());
   registered_.store(true, std::memory_order_release);
   return true;
 }
 
-void Interposer::start_end_watcher(std::atomic<std::uint32_t>* word) {
-  // A higher-priority pod's allocation asks this process to end (the priority resolver). It ends
-  // itself: the asking process may live in another PID namespace and could not signal it.
+void Interposer::start_helper_thread(std::atomic<std::uint32_t>* word) {
+  // Other pods' allocations ask this process for things through a futex word of its ledger slot:
+  // to end (the priority resolver) or to move its allocations to host memory (the swap resolver).
+  // It acts itself: the asking process may live in another PID namespace and could not signal it,
+  // and only this process can move its own managed memory. While allocations of it wait in host
+  // memory, the thread also looks for room to bring them back, as the program may not call again.
   pthread_attr_t attributes;
   pthread_attr_init(&attributes);
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attributes, 64 * 1024);
+  pthread_attr_setstacksize(&attributes, 256 * 1024);
   sigset_t all, previous;
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);  // the watcher takes none of the program's signals
+  pthread_sigmask(SIG_SETMASK, &all, &previous);  // the helper takes none of the program's signals
   pthread_t thread;
   pthread_create(
       &thread, &attributes,
       [](void* argument) -> void* {
-        auto* end_requested = static_cast<std::atomic<std::uint32_t>*>(argument);
+        auto* requests = static_cast<std::atomic<std::uint32_t>*>(argument);
+        Interposer& self = Interposer::instance();
         for (;;) {
-          if (end_requested->load() != 0) {
+          const std::uint32_t asked = requests->load();
+          if ((asked & kRequestEnd) != 0) {
             std::fprintf(stderr, "tessera-gpumem: ending: a pod of higher priority needs this GPU's memory\n");
             kill(getpid(), SIGKILL);
           }
-          futex_wait(*end_requested, 0, std::int64_t{1000000000});
+          if ((asked & kRequestMoveOut) != 0) {
+            requests->fetch_and(~kRequestMoveOut);
+            self.move_out();
+            continue;
+          }
+          const bool waiting = self.in_host_.load() > 0;
+          if (waiting) self.bring_back();
+          futex_wait(*requests, asked, waiting ? std::int64_t{20000000} : std::int64_t{1000000000});
         }
         return nullptr;
       },
       word);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   pthread_attr_destroy(&attributes);
+}
+
+template <typename Move>
+void Interposer::in_context(const Allocation& allocation, Move move) {
+  CUcontext own = nullptr;
+  const bool switch_context = driver_.ctx_get_current != nullptr && driver_.ctx_set_current != nullptr &&
+                              driver_.ctx_get_current(&own) == CUDA_SUCCESS && own != allocation.context;
+  if (switch_context) driver_.ctx_set_current(allocation.context);
+  move();
+  if (switch_context) driver_.ctx_set_current(own);
+}
+
+void Interposer::move_out() {
+  std::lock_guard lock(bring_back_mutex_);  // never at the same time as a move back
+  allocations_.keep_if([&](std::uint64_t pointer, Allocation& allocation) {
+    if (!allocation.movable || allocation.in_host) return true;
+    CUresult moved = CUDA_ERROR_NOT_FOUND;
+    in_context(allocation, [&] {
+      // Host memory becomes its place, and its pages leave the device before the device is
+      // credited: the room another pod is granted must really be free.
+      driver_.mem_advise(pointer, allocation.bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CU_DEVICE_CPU);
+      moved = driver_.mem_prefetch_async(pointer, allocation.bytes, CU_DEVICE_CPU, nullptr);
+      if (moved == CUDA_SUCCESS && driver_.ctx_synchronize != nullptr) moved = driver_.ctx_synchronize();
+    });
+    if (moved != CUDA_SUCCESS || !ledger_->move_to_host(allocation.entry, allocation.bytes, monotonic_ns())) {
+      return true;
+    }
+    allocation.in_host = true;
+    in_host_.fetch_add(1);
+    return true;
+  });
+  for (int device = 0; device < kMaxDevices; ++device) {
+    if (entry_known_[device].load() && entries_[device].valid()) ledger_->finish_move_out(entries_[device]);
+  }
 }
 
 void Interposer::after_fork_in_child() {
@@ -134,6 +180,8 @@ CUresult Interposer::charge(int ordinal, std::uint64_t bytes, Charge* charge, bo
     charge->in_host = true;
   } else if (result != GateResult::kGranted) {
     return CUDA_ERROR_OUT_OF_MEMORY;
+  } else {
+    charge->movable = may_place_in_host && ledger_->layout().entries[entry.slot].resolver == Resolver::kSwap;
   }
   charge->entry = entry;
   charge->ordinal = ordinal;
@@ -163,8 +211,10 @@ void Interposer::bring_back() {
       return true;
     }
     // Preferred on the device again, and moved there now rather than page by page on first touch.
-    driver_.mem_advise(pointer, allocation.bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, allocation.ordinal);
-    driver_.mem_prefetch_async(pointer, allocation.bytes, allocation.ordinal, nullptr);
+    in_context(allocation, [&] {
+      driver_.mem_advise(pointer, allocation.bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, allocation.ordinal);
+      driver_.mem_prefetch_async(pointer, allocation.bytes, allocation.ordinal, nullptr);
+    });
     allocation.in_host = false;
     in_host_.fetch_sub(1);
     return true;
@@ -183,7 +233,9 @@ CUresult Interposer::recharge(const Charge& charge, std::uint64_t charged, std::
 
 void Interposer::remember(std::uint64_t key, std::uint64_t bytes, const Charge& charge, bool vmm_handle) {
   if (!charge.managed()) return;
-  (vmm_handle ? vmm_handles_ : allocations_).insert(key, {bytes, charge.entry, charge.in_host, charge.ordinal});
+  Allocation allocation{bytes, charge.entry, charge.in_host, charge.ordinal, charge.in_host || charge.movable};
+  if (allocation.movable && driver_.ctx_get_current != nullptr) driver_.ctx_get_current(&allocation.context);
+  (vmm_handle ? vmm_handles_ : allocations_).insert(key, allocation);
   if (charge.in_host) in_host_.fetch_add(1);
 }
 

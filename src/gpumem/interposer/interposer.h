@@ -22,6 +22,7 @@ namespace tessera::gpumem {
 struct Charge {
   EntryHandle entry;
   bool in_host = false;  // the swap resolver's: the caller allocates in host memory instead
+  bool movable = false;  // the swap resolver's: the caller allocates managed memory on the device
   int ordinal = -1;
   bool managed() const { return entry.valid(); }
 };
@@ -41,8 +42,13 @@ class Interposer {
   bool can_place_in_host() const {
     return driver_.mem_alloc_managed && driver_.mem_advise && driver_.mem_prefetch_async;
   }
-  // Moves this process's allocations in host memory back to their device while it has room.
+  // Moves this process's allocations in host memory back to their device while it has room and
+  // its pod has its turn (Ledger::move_to_device).
   void bring_back();
+  // Another swap pod asked for room: moves this process's movable allocations on the device to
+  // host memory (prefetched there and synchronised before the device is credited). Runs on the
+  // helper thread.
+  void move_out();
   void uncharge(const Charge& charge, std::uint64_t bytes);
   // Adjusts a charge to what the driver actually allocated (cuMemAllocPitch rounds the pitch).
   CUresult recharge(const Charge& charge, std::uint64_t charged, std::uint64_t actual);
@@ -59,7 +65,10 @@ class Interposer {
   EntryHandle entry_for(int ordinal);
   bool register_process();
   void after_fork_in_child();
-  static void start_end_watcher(std::atomic<std::uint32_t>* word);
+  static void start_helper_thread(std::atomic<std::uint32_t>* word);
+  // Runs `move` with `allocation`'s context current on the calling thread, then restores its own.
+  template <typename Move>
+  void in_context(const Allocation& allocation, Move move);
 
   RealDriver driver_;
   PodSettings settings_;

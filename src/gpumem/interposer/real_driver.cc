@@ -32,6 +32,9 @@ RealDriver load_real_driver() {
   void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (library == nullptr) return driver;
   look_up(library, "cuCtxGetDevice", driver.ctx_get_device);
+  look_up(library, "cuCtxGetCurrent", driver.ctx_get_current);
+  look_up(library, "cuCtxSetCurrent", driver.ctx_set_current);
+  look_up(library, "cuCtxSynchronize", driver.ctx_synchronize);
   look_up(library, "cuDeviceTotalMem_v2", driver.device_total_mem);
   look_up(library, "cuMemAlloc_v2", driver.mem_alloc);
   look_up(library, "cuMemAllocPitch_v2", driver.mem_alloc_pitch);

@@ -10,6 +10,10 @@ namespace tessera::gpumem {
 struct RealDriver {
   bool loaded = false;
   PFN_cuCtxGetDevice ctx_get_device = nullptr;
+  // The swap resolver's helper thread moves a process's allocations in the context they were made in.
+  PFN_cuCtxGetCurrent ctx_get_current = nullptr;
+  PFN_cuCtxSetCurrent ctx_set_current = nullptr;
+  PFN_cuCtxSynchronize ctx_synchronize = nullptr;
   PFN_cuDeviceTotalMem_v2 device_total_mem = nullptr;
   PFN_cuMemAlloc_v2 mem_alloc = nullptr;
   PFN_cuMemAllocPitch_v2 mem_alloc_pitch = nullptr;
