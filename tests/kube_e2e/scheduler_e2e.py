@@ -254,6 +254,24 @@ def owner_events(cluster, namespace, kind, name):
             if e.involved_object.kind == kind and e.involved_object.name == name]
 
 
+def owner_condition(cluster, group, version, namespace, plural, name):
+    """The condition TesseraScheduled of a custom resource (a JobSet, a TrainJob), or None."""
+    owner = cluster.custom.get_namespaced_custom_object(group, version, namespace, plural, name)
+    return next((c for c in owner.get("status", {}).get("conditions", []) if c["type"] == "TesseraScheduled"), None)
+
+
+def jobset_condition(cluster, namespace, name):
+    return owner_condition(cluster, "jobset.x-k8s.io", "v1alpha2", namespace, "jobsets", name)
+
+
+def metric_value(cluster, name, labels):
+    """The value of one sample of the scheduler's /metrics with all of `labels`, or None."""
+    for line in cluster.metrics("scheduler").splitlines():
+        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
 def workloads(cluster):
     """The workloads users already run are gangs with no PodGroup written: an indexed Job, a JobSet of
     two replicated jobs, a LeaderWorkerSet group. The dev cluster runs no controller: there the test
@@ -540,12 +558,20 @@ def jobset(cluster):
         timeout=60)
     time.sleep(2)  # cycles more: a partial gang would have bound by now
     assert bound_count(jobset_pods(cluster, "team-b", "llama")) == 0, "a pod of a JobSet that does not fit bound"
+    # Its condition says so beside the JobSet controller's own, which that controller keeps.
+    waits = wait_for("the waiting JobSet's condition TesseraScheduled=False", lambda: (
+        c := jobset_condition(cluster, "team-b", "llama")) and c["status"] == "False" and c, timeout=60)
+    assert waits["reason"] == "Unschedulable" and "GPU" in waits["message"], waits
+    wait_for("the running JobSet's condition TesseraScheduled=True", lambda: (
+        c := jobset_condition(cluster, "team-a", "llama")) and c["status"] == "True", timeout=60)
 
     deleted = cluster.kubectl("delete", "-n", "team-a", "jobset", "llama", "--wait=false")
     assert deleted.returncode == 0, deleted.stderr
     wait_for("the second JobSet's 4 pods bound once there is room",
              lambda: bound_count(jobset_pods(cluster, "team-b", "llama")) == 4, timeout=90)
     assert_cycles_binding(cluster, 4, 2)
+    wait_for("the second JobSet's condition TesseraScheduled=True once it runs", lambda: (
+        c := jobset_condition(cluster, "team-b", "llama")) and c["status"] == "True", timeout=60)
 
 
 def trainjob(cluster):
@@ -584,8 +610,13 @@ def trainjob(cluster):
     k8s.BatchV1Api(cluster.api).create_namespaced_job("team-b", reclaimer)
     wait_for("the reclaiming Job bound", lambda: sum(1 for p in cluster.core.list_namespaced_pod(
         "team-b", label_selector="batch.kubernetes.io/job-name=search").items if p.spec.node_name) == 4, timeout=60)
-    reclaimed = {e.involved_object.uid for e in cluster.events("team-a") if e.reason == "Reclaimed"}
+    reclaimed = {e.involved_object.uid for e in cluster.events("team-a")
+                 if e.reason == "Reclaimed" and e.involved_object.kind == "Pod"}
     assert reclaimed == set(first), f"evicted {len(reclaimed & set(first))} of the TrainJob's 4 pods: {reclaimed}"
+    # The TrainJob hears it, once for its gang.
+    told = [e for e in cluster.events("team-a") if e.reason == "Reclaimed" and e.involved_object.kind == "TrainJob"]
+    assert len(told) == 1 and told[0].involved_object.name == "llama-finetune" and told[0].count == 1, told
+    assert "4 pods (32 GPUs) as one gang" in told[0].message, told[0].message
     restarted = time.monotonic()
 
     def second():
@@ -600,6 +631,20 @@ def trainjob(cluster):
     status = cluster.custom.get_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", "team-a", "jobsets",
                                                          "llama-finetune")["status"]
     assert status.get("restarts") == 1 and not status.get("restartsCountTowardsMax"), status
+    # Tessera counts the restart on the TrainJob's PodGroup, with the GPU-hours the reclaim threw away
+    # (32 GPUs x the seconds the first run had run), and in its metrics.
+    group = wait_for("the restart counted on the PodGroup", lambda: (
+        g := cluster.get_pod_group("team-a", "trainjob-llama-finetune"))
+        and g.get("status", {}).get("restarts") == 1 and g, timeout=30)
+    assert group["status"]["lastRestartReason"] == "Reclaimed" and "interruption" not in group["status"], group["status"]
+    assert 0 < group["status"]["lostGpuHours"] < 32 * (time.monotonic() - started) / 3600, group["status"]
+    assert metric_value(cluster, "tessera_workload_restarts_total", {"queue": "research-nlp", "reason": "Reclaimed"}) == 1
+    lost = metric_value(cluster, "tessera_lost_gpu_hours_total", {"queue": "research-nlp", "reason": "Reclaimed"})
+    assert lost is not None and abs(lost - group["status"]["lostGpuHours"]) < 1e-3, lost
+    print(f"trainjob: restarts 1, lost GPU-hours {group['status']['lostGpuHours']} (32 GPUs x the first run's time)")
+    wait_for("the TrainJob's condition TesseraScheduled=True", lambda: (c := owner_condition(
+        cluster, "trainer.kubeflow.org", "v1alpha1", "team-a", "trainjobs", "llama-finetune"))
+        and c["status"] == "True")
 
 
 def leaderworkerset(cluster):
