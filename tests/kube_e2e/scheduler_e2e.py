@@ -299,6 +299,11 @@ def workloads(cluster):
     def pods_of(prefix):
         return {name: pod for name, pod in cluster.pods("ml").items() if name.startswith(prefix + "-")}
 
+    def job_condition(name):
+        """The Job's condition TesseraScheduled, beside the Job controller's own."""
+        conditions = batch.read_namespaced_job_status(name, "ml").status.conditions or []
+        return next((c for c in conditions if c.type == "TesseraScheduled"), None)
+
     # An indexed Job of 4 pods x 8 GPUs starts whole, in one cycle; until its pods all exist, none starts.
     started = time.monotonic()
     train = batch.create_namespaced_job("ml", job_manifest("train", 4, 8))
@@ -308,12 +313,16 @@ def workloads(cluster):
                  lambda: any("GangIncomplete: Job ml/train needs 4 pods to start together and has 3" in m
                              for m in owner_events(cluster, "ml", "Job", "train")))
         assert not any(pod.spec.node_name for pod in pods_of("train").values()), "a pod of an incomplete gang bound"
+        waits = wait_for("the Job's condition TesseraScheduled=False", lambda: (c := job_condition("train"))
+                         and c.status == "False" and c)
+        assert waits.reason == "GangIncomplete" and "has 3" in waits.message, waits
         job_pods(train, 1, 8, first=3)
     wait_for("the Job's 4 pods bound", lambda: sum(1 for p in pods_of("train").values() if p.spec.node_name) == 4,
              timeout=60)
     took = time.monotonic() - started
     assert "cycle: 4 pods bound" in cluster.scheduler_log("scheduler"), cluster.scheduler_log("scheduler")
     print(f"workloads: Job of 4 pods x 8 GPUs, apply to all bound {took:.2f} s")
+    wait_for("the Job's condition TesseraScheduled=True", lambda: (c := job_condition("train")) and c.status == "True")
     # Its status is kept in the PodGroup Tessera writes for it, which goes with the Job.
     group = wait_for("the Job's PodGroup running",
                      lambda: (g := cluster.get_pod_group("ml", "job-train")).get("status", {}).get("phase") == "Running"
