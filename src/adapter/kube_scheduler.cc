@@ -605,9 +605,9 @@ struct KubeScheduler::Impl {
   // write_status; the object the user created hears that its gang was evicted.
   void track_restarts(const Snapshot& snapshot, const Decisions& decisions, const std::set<std::string>& evicted,
                       const ObservedObjects& observed, double now) {
-    std::set<std::string> pod_groups;
+    std::set<std::string> pod_groups, first_seen;
     for (const auto& [key, object] : observed.pod_groups) {
-      restarts.read_back(key, *object);
+      if (restarts.read_back(key, *object)) first_seen.insert(key);
       pod_groups.insert(key);
     }
     for (const std::string& workload : evicted) {
@@ -618,8 +618,9 @@ struct KubeScheduler::Impl {
       if (!gang.pod_group.empty()) {
         auto group = observed.pod_groups.find(gang.pod_group);
         const double checkpoint = group == observed.pod_groups.end() ? 0 : last_checkpoint(*group->second);
-        const double lost = restarts.interrupted(
-            {gang.pod_group, reason, gang.gpus, gang.started_at, std::max(gang.started_at, checkpoint), now});
+        const double lost = restarts.interrupted({gang.pod_group, reason, gang.gpus, gang.started_at,
+                                                  std::max(gang.started_at, checkpoint), now,
+                                                  pod_uids(snapshot, observed, gang.pod_group)});
         metrics.add_counter("tessera_lost_gpu_hours_total", {{"queue", gang.queue}, {"reason", reason}}, lost);
       }
       if (gang.owner) {
@@ -631,15 +632,67 @@ struct KubeScheduler::Impl {
              now);
       }
     }
+    note_failed_pods(snapshot, observed, first_seen, now);
     for (WorkloadId id : snapshot.workloads.active()) {
       const std::string& pod_group = snapshot.workload_pod_groups[static_cast<size_t>(id)];
       if (pod_group.empty() || !snapshot.workloads.is_running(id, *snapshot.cluster)) continue;
-      if (auto reason = restarts.started(pod_group, snapshot.workloads[id].started_at)) {
+      std::set<std::string> bound;
+      for (PodId pod : snapshot.workloads[id].pods) {
+        if (snapshot.cluster->binding(pod)) bound.insert(uid_of(observed, snapshot.pods[static_cast<size_t>(pod)].key));
+      }
+      if (auto reason = restarts.started(pod_group, snapshot.workloads[id].started_at, bound)) {
         metrics.add_counter("tessera_workload_restarts_total",
                             {{"queue", snapshot.tree->spec(snapshot.workloads[id].queue).name}, {"reason", *reason}});
       }
     }
     restarts.keep_only(pod_groups);
+  }
+
+  // The uids of the pods of a PodGroup, as the caches show them.
+  std::set<std::string> pod_uids(const Snapshot& snapshot, const ObservedObjects& observed,
+                                 const std::string& pod_group) const {
+    std::set<std::string> uids;
+    if (auto pods = snapshot.pod_group_pods.find(pod_group); pods != snapshot.pod_group_pods.end()) {
+      for (const std::string& pod : pods->second) uids.insert(uid_of(observed, pod));
+    }
+    return uids;
+  }
+
+  // A gang one of whose pods failed on its own is interrupted (PodFailed): its controller's
+  // failure policy makes the pods again, and Tessera counts the restart when they run. What is
+  // lost is the GPUs its pods still bound hold x its run time (the failed pod's own are released).
+  void note_failed_pods(const Snapshot& snapshot, const ObservedObjects& observed,
+                        const std::set<std::string>& first_seen, double now) {
+    std::map<std::string, WorkloadId> workload_of;  // PodGroup key -> its workload
+    for (size_t id = 0; id < snapshot.workload_pod_groups.size(); ++id) {
+      if (!snapshot.workload_pod_groups[id].empty())
+        workload_of[snapshot.workload_pod_groups[id]] = static_cast<WorkloadId>(id);
+    }
+    for (const auto& [key, pods] : snapshot.pod_group_pods) {
+      if (!observed.pod_groups.contains(key)) continue;
+      std::vector<std::string> failed;
+      for (const std::string& pod : pods) {
+        if (snapshot.pod_phases.at(pod) == PodPhase::kFailed) failed.push_back(pod);
+      }
+      if (!restarts.pods_failed(key, failed, first_seen.contains(key))) continue;
+      double gpus = 0, started_at = 0;
+      std::string queue;
+      if (auto found = workload_of.find(key); found != workload_of.end()) {
+        const Workload& workload = snapshot.workloads[found->second];
+        for (PodId pod : workload.pods) {
+          if (const auto& binding = snapshot.cluster->binding(pod))
+            gpus += static_cast<double>(binding->gpu_milli()) / 1000.0;
+        }
+        started_at = workload.started_at;
+        queue = snapshot.tree->spec(workload.queue).name;
+      }
+      const double checkpoint = last_checkpoint(*observed.pod_groups.at(key));
+      const double lost = restarts.interrupted({key, "PodFailed", gpus, started_at,
+                                                std::max(started_at > 0 ? started_at : now, checkpoint), now,
+                                                pod_uids(snapshot, observed, key)});
+      if (!queue.empty())
+        metrics.add_counter("tessera_lost_gpu_hours_total", {{"queue", queue}, {"reason", "PodFailed"}}, lost);
+    }
   }
 
   // A PodGroup for each workload grouped by its controller, where its status is kept (`kubectl get

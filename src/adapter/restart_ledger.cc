@@ -18,12 +18,12 @@ double last_checkpoint(const json& pod_group) {
   return parsed ? *parsed : 0;
 }
 
-void RestartLedger::read_back(const std::string& key, const json& pod_group) {
+bool RestartLedger::read_back(const std::string& key, const json& pod_group) {
   auto [it, inserted] = tallies_.try_emplace(key);
-  if (!inserted) return;
+  if (!inserted) return false;
   RestartTally& tally = it->second;
   const json status = pod_group.value("status", json::object());
-  if (!status.is_object()) return;
+  if (!status.is_object()) return true;
   if (auto restarts = status.find("restarts"); restarts != status.end() && restarts->is_number_integer()) {
     tally.restarts = std::max(0, restarts->get<int>());
   }
@@ -39,6 +39,17 @@ void RestartLedger::read_back(const std::string& key, const json& pod_group) {
     auto run = wire::parse_time(interruption.value("runStarted", ""));
     tally.run_started_at = run ? *run : 0;
   }
+  return true;
+}
+
+bool RestartLedger::pods_failed(const std::string& key, const std::vector<std::string>& failed, bool first_sight) {
+  RestartTally& tally = tallies_[key];
+  bool new_failure = false;
+  for (const std::string& pod : failed) new_failure = tally.failed_pods.insert(pod).second || new_failure;
+  // Pods deleted since (their controller cleaned up) need not be remembered.
+  std::erase_if(tally.failed_pods,
+                [&](const std::string& pod) { return std::ranges::find(failed, pod) == failed.end(); });
+  return new_failure && !first_sight;
 }
 
 double RestartLedger::interrupted(const Interruption& interruption) {
@@ -49,19 +60,23 @@ double RestartLedger::interrupted(const Interruption& interruption) {
   tally.interrupted_by = interruption.reason;
   tally.interrupted_at = interruption.at;
   tally.run_started_at = interruption.started_at;
+  tally.run_pods = interruption.run_pods;
   return lost;
 }
 
-std::optional<std::string> RestartLedger::started(const std::string& key, double started_at) {
+std::optional<std::string> RestartLedger::started(const std::string& key, double started_at,
+                                                  const std::set<std::string>& pods) {
   auto it = tallies_.find(key);
   if (it == tallies_.end() || !it->second.interrupted_by) return std::nullopt;
   RestartTally& tally = it->second;
-  // Pods of the interrupted run may still be terminating (their grace period); only a run that
-  // started later is a restart. (Start times, not the interruption's time: startTime has whole
-  // seconds.)
-  if (started_at <= tally.run_started_at) return std::nullopt;
+  const bool new_run =
+      tally.run_pods.empty()
+          ? started_at > tally.run_started_at
+          : std::ranges::any_of(pods, [&](const std::string& uid) { return !tally.run_pods.contains(uid); });
+  if (!new_run) return std::nullopt;
   std::string reason = *tally.interrupted_by;
   tally.interrupted_by.reset();
+  tally.run_pods.clear();
   tally.restarts += 1;
   tally.last_restart_reason = reason;
   return reason;
