@@ -52,7 +52,7 @@ class ApiActionsTest : public ::testing::Test {
   TestServer server;  // last: its threads end before the state they use goes away
 };
 
-const VictimDecision kVictim{"ml/borrower", "ml", "borrower", Action::kReclaim, false};
+const VictimDecision kVictim{"ml/borrower", "ml/borrower", "ml", "borrower", Action::kReclaim, false};
 
 TEST_F(ApiActionsTest, TheGpuAnnotationsTravelInTheBindingItself) {
   kube::ApiClient api = client();

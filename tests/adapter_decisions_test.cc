@@ -529,6 +529,62 @@ TEST(AdapterDecisions, ReclaimNamesVictimsForTheStarvedQueue) {
   }
 }
 
+// Job ml/train of `pods` pods x 8 GPUs, pod i on node-i since half an hour ago; the first
+// `failed` of them Failed.
+void add_running_job(World& world, int pods, int failed = 0) {
+  world.add_job(batch_job("ml", "train", pods));
+  const json by_job = controlled_by("batch/v1", "Job", "train");
+  for (int i = 0; i < pods; ++i) {
+    world.add_pod(pod("ml", fmt::format("train-{}", i),
+                      {.gpus = 8,
+                       .node = fmt::format("node-{}", i),
+                       .gpu_index = "0,1,2,3,4,5,6,7",
+                       .phase = i < failed ? "Failed" : "Running",
+                       .controller = by_job}));
+  }
+}
+
+TEST(AdapterDecisions, AReclaimedJobIsEvictedAsOneGangAndItsJobNamed) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_node(gpu_node("node-1", 8));
+  world.add_queue(queue("org", "", 16)).add_queue(queue("team-a", "org", 0)).add_queue(queue("team-b", "org", 16));
+  // team-a's Job of 2 pods x 8 GPUs borrowed the whole cluster half an hour ago.
+  add_running_job(world, 2);
+  // team-b wants its quota back.
+  world.add_pod_group(pod_group("b", "job", 2, "team-b"));
+  for (int i = 0; i < 2; ++i)
+    world.add_pod(pod("b", fmt::format("job-{}", i), {.gpus = 8, .pod_group = "job", .queue = ""}));
+  const Decisions decisions = world.cycle();
+  const StartDecision* start = start_of(decisions, "b/job");
+  ASSERT_NE(start, nullptr) << (waiting_of(decisions, "b/job") ? waiting_of(decisions, "b/job")->message : "");
+  ASSERT_EQ(start->victims.size(), 2U);
+  for (const VictimDecision& victim : start->victims) EXPECT_EQ(victim.workload_key, "ml/Job/train");
+  ASSERT_EQ(decisions.evicted.size(), 1U);
+  const EvictedWorkload& gang = decisions.evicted.at("ml/Job/train");
+  EXPECT_EQ(gang.pod_group, "ml/job-train");
+  ASSERT_TRUE(gang.owner.has_value());
+  EXPECT_EQ(gang.owner->describe(), "Job ml/train");
+  EXPECT_EQ(gang.queue, "team-a");
+  EXPECT_EQ(gang.action, Action::kReclaim);
+  EXPECT_EQ(gang.pods, 2);
+  EXPECT_DOUBLE_EQ(gang.gpus, 16);
+  EXPECT_DOUBLE_EQ(gang.started_at, kNow - 1800);
+}
+
+TEST(AdapterDecisions, AJobWithAFailedPodRunsOnAsTheSameWorkload) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_node(gpu_node("node-1", 8)).add_node(gpu_node("node-2", 8));
+  world.add_node(gpu_node("node-3", 8));
+  world.add_queue(queue("team-a", "", 32));
+  add_running_job(world, 4, 1);
+  world.cycle();
+  const Snapshot& snapshot = world.snapshot();
+  ASSERT_EQ(snapshot.workload_pod_groups.size(), 1U);
+  EXPECT_EQ(snapshot.workload_pod_groups[0], "ml/job-train");
+  EXPECT_EQ(snapshot.pod_phases.at("ml/train-0"), PodPhase::kFailed);
+  EXPECT_DOUBLE_EQ(snapshot.workloads[0].started_at, kNow - 1800);
+}
+
 TEST(AdapterDecisions, RoomBeingMadeIsNotMadeTwice) {
   World world;
   world.add_node(gpu_node("node-0", 8));

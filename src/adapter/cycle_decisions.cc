@@ -37,9 +37,26 @@ Decisions decide(const Snapshot& snapshot, const std::vector<std::optional<Bindi
                                             entry.fractional, entry.gpu_memory});
   }
   for (const Eviction& eviction : result.evictions) {
+    if (eviction.whole_workload) {
+      const auto index = static_cast<size_t>(eviction.workload);
+      const Workload& workload = workloads[eviction.workload];
+      EvictedWorkload& evicted = decisions.evicted[snapshot.workload_keys[index]];
+      evicted.pod_group = snapshot.workload_pod_groups[index];
+      evicted.owner = index < snapshot.workload_owners.size() ? snapshot.workload_owners[index] : std::nullopt;
+      evicted.queue = snapshot.tree->spec(workload.queue).name;
+      evicted.action = eviction.action;
+      evicted.pods += static_cast<int>(eviction.pods.size());
+      evicted.gpus += static_cast<double>(eviction.gpu_milli) / 1000.0;
+      evicted.started_at = workload.started_at;
+    }
     for (PodId pod : eviction.pods) {
       const SnapshotPod& entry = snapshot.pods[static_cast<size_t>(pod)];
-      VictimDecision victim{entry.key, entry.namespace_name, entry.name, eviction.action, eviction.moved};
+      VictimDecision victim{snapshot.workload_keys[static_cast<size_t>(eviction.workload)],
+                            entry.key,
+                            entry.namespace_name,
+                            entry.name,
+                            eviction.action,
+                            eviction.moved};
       if (eviction.beneficiary >= 0) {
         start_for(eviction.beneficiary).victims.push_back(std::move(victim));
       }

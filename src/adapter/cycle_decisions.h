@@ -4,6 +4,7 @@
 // server.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct PodBindingDecision {
 };
 
 struct VictimDecision {
+  std::string workload_key;  // the workload it belongs to (Decisions::evicted, when whole)
   std::string pod_key;
   std::string namespace_name;
   std::string name;
@@ -49,9 +51,22 @@ struct WaitingWorkload {
   std::optional<ObjectRef> owner;  // the Job, JobSet... the user created: told too
 };
 
+// A whole gang evicted this cycle (not elastic extras alone): its restart is awaited, its owner
+// told (docs/workloads.md, "Restarts").
+struct EvictedWorkload {
+  std::string pod_group;           // "namespace/name", empty for a single pod
+  std::optional<ObjectRef> owner;  // the Job, JobSet... the user created
+  std::string queue;
+  Action action = Action::kReclaim;
+  int pods = 0;           // evicted
+  double gpus = 0;        // what its evicted pods held
+  double started_at = 0;  // Unix seconds: when its gang last started
+};
+
 struct Decisions {
   std::vector<StartDecision> starts;
   std::vector<WaitingWorkload> waiting;
+  std::map<std::string, EvictedWorkload> evicted;  // by workload key
 };
 
 // `before`: every pod's binding in the snapshot before the cycle ran (by PodId).

@@ -20,6 +20,8 @@
 #include "adapter/gpu_memory_metrics.h"
 #include "adapter/limit_enforcer.h"
 #include "adapter/object_translation.h"
+#include "adapter/owner_conditions.h"
+#include "adapter/restart_ledger.h"
 #include "adapter/status_reports.h"
 #include "adapter/task_pool.h"
 #include "adapter/world_snapshot.h"
@@ -59,6 +61,11 @@ bool newer_than(const json& a, const json& b) {
 }
 
 std::string action_label(Action action) { return std::string(action_name(action)); }
+
+// The reason of the events and restarts an eviction by this action gives.
+std::string eviction_reason(Action action) {
+  return action == Action::kReclaim ? "Reclaimed" : (action == Action::kPreempt ? "Preempted" : "Consolidated");
+}
 
 std::pair<std::string, std::string> split_key(const std::string& key) {
   const size_t slash = key.find('/');
@@ -434,12 +441,14 @@ struct KubeScheduler::Impl {
     keep_carried(*snapshot, carried);
     const Decisions decisions = decide(*snapshot, before, *result);
     const auto bind_start = Clock::now();
-    carry_out(decisions, observed, now);
+    const std::set<std::string> evicted = carry_out(decisions, observed, now);
+    track_restarts(*snapshot, decisions, evicted, observed, now);
     cycle_timing.bind_seconds = seconds_since(bind_start);
     cycle_timing.waiting = static_cast<int>(decisions.waiting.size());
     write_pod_groups(*snapshot, observed, now);
     write_status(*snapshot, *result, decisions, observed, now);
     report_waiting(decisions, observed, now);
+    report_owner_conditions(*snapshot, decisions, observed, now);
 
     std::map<std::string, double> action_seconds{{"fair_share", result->fair_share_seconds}};
     for (int action = 0; action < kActionCount; ++action) {
@@ -503,8 +512,9 @@ struct KubeScheduler::Impl {
       for (const std::string& pod : *pods) {
         tasks.push_back([this, pod, evict = evict] {
           const auto [ns, name] = split_key(pod);
-          const CallResult result = evict ? evict_pod(client, VictimDecision{pod, ns, name, Action::kReclaim, false})
-                                          : delete_pod(client, ns, name);
+          const CallResult result = evict
+                                        ? evict_pod(client, VictimDecision{"", pod, ns, name, Action::kReclaim, false})
+                                        : delete_pod(client, ns, name);
           if (result.outcome != CallOutcome::kDone && result.outcome != CallOutcome::kGone) {
             metrics.add_counter("tessera_api_errors_total", {{"operation", evict ? "limit-evict" : "limit-delete"}});
             log_line(
@@ -516,7 +526,9 @@ struct KubeScheduler::Impl {
     api_pool.run_all(std::move(tasks));
   }
 
-  void carry_out(const Decisions& decisions, const ObservedObjects& observed, double now) {
+  // Returns the keys of the workloads some of whose pods were evicted.
+  std::set<std::string> carry_out(const Decisions& decisions, const ObservedObjects& observed, double now) {
+    std::set<std::string> evicted;
     std::mutex results_mutex;
     std::vector<std::function<void()>> tasks;
     for (const StartDecision& start : decisions.starts) {
@@ -537,7 +549,7 @@ struct KubeScheduler::Impl {
       }
       // Victims first, one after another: the first refusal (a PodDisruptionBudget) ends the
       // attempt, so no more is evicted for a workload that cannot start now.
-      tasks.push_back([this, &start, &results_mutex, &observed, now] {
+      tasks.push_back([this, &start, &results_mutex, &observed, &evicted, now] {
         RoomPlan plan{{}, {}, now};
         for (const PodBindingDecision& binding : start.bindings) plan.bindings[binding.pod_key] = binding.placement;
         bool refused = false, failed = false;
@@ -546,15 +558,14 @@ struct KubeScheduler::Impl {
           std::lock_guard lock(results_mutex);
           if (result.outcome == CallOutcome::kDone || result.outcome == CallOutcome::kGone) {
             plan.victims.insert(victim.pod_key);
+            evicted.insert(victim.workload_key);
             ++cycle_timing.evictions;
             metrics.add_counter("tessera_evictions_total", {{"action", action_label(victim.action)}});
-            emit(
-                {victim.namespace_name, "Pod", "v1", victim.name, uid_of(observed, victim.pod_key), "Normal",
-                 victim.action == Action::kReclaim ? "Reclaimed"
-                                                   : (victim.action == Action::kPreempt ? "Preempted" : "Consolidated"),
-                 fmt::format("Evicted by tessera ({}) to make room for {}", action_label(victim.action),
-                             start.workload_key)},
-                now);
+            emit({victim.namespace_name, "Pod", "v1", victim.name, uid_of(observed, victim.pod_key), "Normal",
+                  eviction_reason(victim.action),
+                  fmt::format("Evicted by tessera ({}) to make room for {}", action_label(victim.action),
+                              start.workload_key)},
+                 now);
             continue;
           }
           if (result.outcome != CallOutcome::kRefused) {
@@ -587,6 +598,101 @@ struct KubeScheduler::Impl {
       });
     }
     api_pool.run_all(std::move(tasks));
+    return evicted;
+  }
+
+  // Restarts and lost GPU-hours per gang (restart_ledger.h), kept in PodGroup status by
+  // write_status; the object the user created hears that its gang was evicted.
+  void track_restarts(const Snapshot& snapshot, const Decisions& decisions, const std::set<std::string>& evicted,
+                      const ObservedObjects& observed, double now) {
+    std::set<std::string> pod_groups, first_seen;
+    for (const auto& [key, object] : observed.pod_groups) {
+      if (restarts.read_back(key, *object)) first_seen.insert(key);
+      pod_groups.insert(key);
+    }
+    for (const std::string& workload : evicted) {
+      auto found = decisions.evicted.find(workload);
+      if (found == decisions.evicted.end()) continue;  // elastic extras only: the gang runs on
+      const EvictedWorkload& gang = found->second;
+      const std::string reason = eviction_reason(gang.action);
+      if (!gang.pod_group.empty()) {
+        auto group = observed.pod_groups.find(gang.pod_group);
+        const double checkpoint = group == observed.pod_groups.end() ? 0 : last_checkpoint(*group->second);
+        const double lost = restarts.interrupted({gang.pod_group, reason, gang.gpus, gang.started_at,
+                                                  std::max(gang.started_at, checkpoint), now,
+                                                  pod_uids(snapshot, observed, gang.pod_group)});
+        metrics.add_counter("tessera_lost_gpu_hours_total", {{"queue", gang.queue}, {"reason", reason}}, lost);
+      }
+      if (gang.owner) {
+        const ObjectRef& owner = *gang.owner;
+        emit({owner.namespace_name, owner.kind, owner.api_version, owner.name, owner.uid, "Warning", reason,
+              fmt::format("tessera evicted its {} pods ({} GPUs) as one gang ({}); its controller makes them again "
+                          "and they start again together",
+                          gang.pods, gang.gpus, action_label(gang.action))},
+             now);
+      }
+    }
+    note_failed_pods(snapshot, observed, first_seen, now);
+    for (WorkloadId id : snapshot.workloads.active()) {
+      const std::string& pod_group = snapshot.workload_pod_groups[static_cast<size_t>(id)];
+      if (pod_group.empty() || !snapshot.workloads.is_running(id, *snapshot.cluster)) continue;
+      std::set<std::string> bound;
+      for (PodId pod : snapshot.workloads[id].pods) {
+        if (snapshot.cluster->binding(pod)) bound.insert(uid_of(observed, snapshot.pods[static_cast<size_t>(pod)].key));
+      }
+      if (auto reason = restarts.started(pod_group, snapshot.workloads[id].started_at, bound)) {
+        metrics.add_counter("tessera_workload_restarts_total",
+                            {{"queue", snapshot.tree->spec(snapshot.workloads[id].queue).name}, {"reason", *reason}});
+      }
+    }
+    restarts.keep_only(pod_groups);
+  }
+
+  // The uids of the pods of a PodGroup, as the caches show them.
+  std::set<std::string> pod_uids(const Snapshot& snapshot, const ObservedObjects& observed,
+                                 const std::string& pod_group) const {
+    std::set<std::string> uids;
+    if (auto pods = snapshot.pod_group_pods.find(pod_group); pods != snapshot.pod_group_pods.end()) {
+      for (const std::string& pod : pods->second) uids.insert(uid_of(observed, pod));
+    }
+    return uids;
+  }
+
+  // A gang one of whose pods failed on its own is interrupted (PodFailed): its controller's
+  // failure policy makes the pods again, and Tessera counts the restart when they run. What is
+  // lost is the GPUs its pods still bound hold x its run time (the failed pod's own are released).
+  void note_failed_pods(const Snapshot& snapshot, const ObservedObjects& observed,
+                        const std::set<std::string>& first_seen, double now) {
+    std::map<std::string, WorkloadId> workload_of;  // PodGroup key -> its workload
+    for (size_t id = 0; id < snapshot.workload_pod_groups.size(); ++id) {
+      if (!snapshot.workload_pod_groups[id].empty())
+        workload_of[snapshot.workload_pod_groups[id]] = static_cast<WorkloadId>(id);
+    }
+    for (const auto& [key, pods] : snapshot.pod_group_pods) {
+      if (!observed.pod_groups.contains(key)) continue;
+      std::vector<std::string> failed;
+      for (const std::string& pod : pods) {
+        if (snapshot.pod_phases.at(pod) == PodPhase::kFailed) failed.push_back(pod);
+      }
+      if (!restarts.pods_failed(key, failed, first_seen.contains(key))) continue;
+      double gpus = 0, started_at = 0;
+      std::string queue;
+      if (auto found = workload_of.find(key); found != workload_of.end()) {
+        const Workload& workload = snapshot.workloads[found->second];
+        for (PodId pod : workload.pods) {
+          if (const auto& binding = snapshot.cluster->binding(pod))
+            gpus += static_cast<double>(binding->gpu_milli()) / 1000.0;
+        }
+        started_at = workload.started_at;
+        queue = snapshot.tree->spec(workload.queue).name;
+      }
+      const double checkpoint = last_checkpoint(*observed.pod_groups.at(key));
+      const double lost = restarts.interrupted({key, "PodFailed", gpus, started_at,
+                                                std::max(started_at > 0 ? started_at : now, checkpoint), now,
+                                                pod_uids(snapshot, observed, key)});
+      if (!queue.empty())
+        metrics.add_counter("tessera_lost_gpu_hours_total", {{"queue", queue}, {"reason", "PodFailed"}}, lost);
+    }
   }
 
   // A PodGroup for each workload grouped by its controller, where its status is kept (`kubectl get
@@ -643,6 +749,7 @@ struct KubeScheduler::Impl {
       if (!waiting.pod_group.empty()) progress.waiting[waiting.pod_group] = &waiting;
     }
     progress.limits = limits.standing();
+    progress.restarts = &restarts;
     std::vector<std::function<void()>> tasks;
     for (const auto& [key, object] : observed.pod_groups) {
       json status = pod_group_status(*object, snapshot, progress, now);
@@ -723,6 +830,50 @@ struct KubeScheduler::Impl {
       if (kind == "Queue") return observed.queues.contains(key);
       return waiting_owners.contains(kind + " " + key);  // a Job, a JobSet...: while its pods wait
     });
+  }
+
+  // The condition TesseraScheduled on each owner whose gang waits (False, the pending reason) or
+  // runs (True): owner_conditions.h. Written for owners in the caches, at most every
+  // kStateRefreshSeconds when only the message changed.
+  void report_owner_conditions(const Snapshot& snapshot, const Decisions& decisions, const ObservedObjects& observed,
+                               double now) {
+    std::map<std::string, std::pair<ObjectRef, OwnerCondition>> wanted;  // by owner path
+    for (const WaitingWorkload& waiting : decisions.waiting) {
+      if (waiting.owner)
+        wanted[owner_status_path(*waiting.owner)] = {*waiting.owner, {false, waiting.reason, waiting.message}};
+    }
+    for (WorkloadId id : snapshot.workloads.active()) {
+      const auto& owner = snapshot.workload_owners[static_cast<size_t>(id)];
+      if (!owner || !snapshot.workloads.is_running(id, *snapshot.cluster)) continue;
+      const int pods = static_cast<int>(snapshot.workloads[id].pods.size());
+      wanted.try_emplace(owner_status_path(*owner), *owner,
+                         OwnerCondition{true, "Scheduled", fmt::format("its gang of {} pods runs", pods)});
+    }
+    std::vector<std::function<void()>> tasks;
+    std::mutex written_mutex;
+    for (const auto& [path, entry] : wanted) {
+      const auto& [owner, condition] = entry;
+      const kube::ObjectPtr cached = cached_owner(observed.owners, owner);
+      if (path.empty() || !cached) continue;
+      auto written = owner_condition_written_at.find(path);
+      const bool refresh_due =
+          written == owner_condition_written_at.end() || now - written->second >= kStateRefreshSeconds;
+      auto patch = owner_condition_patch(*cached, condition, refresh_due, now);
+      if (!patch) continue;
+      tasks.push_back([this, path, owner = owner.describe(), patch = std::move(*patch), now, &written_mutex] {
+        auto result = client.patch(path, patch, kube::PatchType::kJson);
+        // 404: the owner is gone; 422/409: it changed since it was cached (tried again next cycle).
+        const int code = result ? result->status : 0;
+        if (code != 404 && code != 409 && code != 422) {
+          failures.record("owner-condition", fmt::format("writing the {} condition of {}", kOwnerConditionType, owner),
+                          result);
+        }
+        std::lock_guard lock(written_mutex);
+        if (result && result->ok()) owner_condition_written_at[path] = now;
+      });
+    }
+    api_pool.run_all(std::move(tasks));
+    std::erase_if(owner_condition_written_at, [&](const auto& entry) { return !wanted.contains(entry.first); });
   }
 
   // Whether the pod's PodScheduled condition should be written: it is missing, not False for
@@ -886,6 +1037,8 @@ struct KubeScheduler::Impl {
   FailureLog failures{log_line};
   EventRecorder events{client, 2, kStateRefreshSeconds, &failures};
   LimitEnforcer limits{options.telemetry};
+  RestartLedger restarts;
+  std::map<std::string, double> owner_condition_written_at;  // owner status path -> when its condition was written
   std::map<std::string, double> condition_written_at;  // pod key -> when its PodScheduled=False was written
   std::set<std::string> reported_queue_problems;
   std::set<std::string> reported_topology_problems;

@@ -93,13 +93,16 @@ json pod_group_status(const json& current, const Snapshot& snapshot, const PodGr
                                                {"message", limit->second.message}},
                                               current, now));
   }
-  return {{"phase", phase},
-          {"scheduled", scheduled},
-          {"running", running},
-          {"pending", pending},
-          {"succeeded", succeeded},
-          {"failed", failed},
-          {"conditions", std::move(conditions)}};
+  json status = {{"phase", phase},
+                 {"scheduled", scheduled},
+                 {"running", running},
+                 {"pending", pending},
+                 {"succeeded", succeeded},
+                 {"failed", failed},
+                 {"conditions", std::move(conditions)}};
+  const RestartTally* tally = progress.restarts ? progress.restarts->tally(key) : nullptr;
+  if (tally) status.update(restart_status(*tally));
+  return status;
 }
 
 std::map<std::string, json> queue_statuses(const Snapshot& snapshot, const CycleResult& result,

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "adapter/cycle_decisions.h"
+#include "adapter/restart_ledger.h"
 #include "adapter/world_snapshot.h"
 
 namespace tessera::adapter {
@@ -25,6 +26,7 @@ struct PodGroupProgress {
   std::set<std::string> bound;                            // pod keys bound or being bound after this cycle
   std::map<std::string, const WaitingWorkload*> waiting;  // PodGroup key -> why it waits
   std::map<std::string, LimitStanding> limits;            // PodGroup key -> what its limits last said
+  const RestartLedger* restarts = nullptr;                // restarts and lost GPU-hours, where known
 };
 
 // The status a PodGroup should have. `current` is the object as cached: its condition keeps

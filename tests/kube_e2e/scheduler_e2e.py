@@ -255,6 +255,24 @@ def owner_events(cluster, namespace, kind, name):
             if e.involved_object.kind == kind and e.involved_object.name == name]
 
 
+def owner_condition(cluster, group, version, namespace, plural, name):
+    """The condition TesseraScheduled of a custom resource (a JobSet, a TrainJob), or None."""
+    owner = cluster.custom.get_namespaced_custom_object(group, version, namespace, plural, name)
+    return next((c for c in owner.get("status", {}).get("conditions", []) if c["type"] == "TesseraScheduled"), None)
+
+
+def jobset_condition(cluster, namespace, name):
+    return owner_condition(cluster, "jobset.x-k8s.io", "v1alpha2", namespace, "jobsets", name)
+
+
+def metric_value(cluster, name, labels):
+    """The value of one sample of the scheduler's /metrics with all of `labels`, or None."""
+    for line in cluster.metrics("scheduler").splitlines():
+        if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
 def workloads(cluster):
     """The workloads users already run are gangs with no PodGroup written: an indexed Job, a JobSet of
     two replicated jobs, a LeaderWorkerSet group. The dev cluster runs no controller: there the test
@@ -282,6 +300,12 @@ def workloads(cluster):
     def pods_of(prefix):
         return {name: pod for name, pod in cluster.pods("ml").items() if name.startswith(prefix + "-")}
 
+    def job_condition(name):
+        """The Job's condition TesseraScheduled, beside the Job controller's own."""
+        status = batch.read_namespaced_job_status(name, "ml").status
+        conditions = (status.conditions if status else None) or []
+        return next((c for c in conditions if c.type == "TesseraScheduled"), None)
+
     # An indexed Job of 4 pods x 8 GPUs starts whole, in one cycle; until its pods all exist, none starts.
     started = time.monotonic()
     train = batch.create_namespaced_job("ml", job_manifest("train", 4, 8))
@@ -291,12 +315,16 @@ def workloads(cluster):
                  lambda: any("GangIncomplete: Job ml/train needs 4 pods to start together and has 3" in m
                              for m in owner_events(cluster, "ml", "Job", "train")))
         assert not any(pod.spec.node_name for pod in pods_of("train").values()), "a pod of an incomplete gang bound"
+        waits = wait_for("the Job's condition TesseraScheduled=False", lambda: (c := job_condition("train"))
+                         and c.status == "False" and c)
+        assert waits.reason == "GangIncomplete" and "has 3" in waits.message, waits
         job_pods(train, 1, 8, first=3)
     wait_for("the Job's 4 pods bound", lambda: sum(1 for p in pods_of("train").values() if p.spec.node_name) == 4,
              timeout=60)
     took = time.monotonic() - started
     assert "cycle: 4 pods bound" in cluster.scheduler_log("scheduler"), cluster.scheduler_log("scheduler")
     print(f"workloads: Job of 4 pods x 8 GPUs, apply to all bound {took:.2f} s")
+    wait_for("the Job's condition TesseraScheduled=True", lambda: (c := job_condition("train")) and c.status == "True")
     # Its status is kept in the PodGroup Tessera writes for it, which goes with the Job.
     group = wait_for("the Job's PodGroup running",
                      lambda: (g := cluster.get_pod_group("ml", "job-train")).get("status", {}).get("phase") == "Running"
@@ -304,6 +332,20 @@ def workloads(cluster):
     assert group["spec"]["minMember"] == 4, group["spec"]
     assert group["metadata"]["annotations"]["scheduling.tessera.dev/workload"] == "ml/Job/train", group["metadata"]
     assert [(r["kind"], r["uid"]) for r in group["metadata"]["ownerReferences"]] == [("Job", train.metadata.uid)]
+    if acts_as_controller:
+        # A pod of it fails on its own; the Job controller makes a replacement, which joins the three
+        # still running: one restart of the gang, for the failure.
+        cluster.core.patch_namespaced_pod_status("train-0", "ml", {"status": {"phase": "Failed"}})
+        wait_for("the failure on the PodGroup", lambda: cluster.get_pod_group("ml", "job-train").get("status", {}).get(
+            "interruption", {}).get("reason") == "PodFailed")
+        job_pods(train, 1, 8, first=4)
+        group = wait_for("the restart after the failure counted", lambda: (
+            g := cluster.get_pod_group("ml", "job-train")).get("status", {}).get("restarts") == 1 and g, timeout=60)
+        status = group["status"]
+        assert status["lastRestartReason"] == "PodFailed" and "interruption" not in status, status
+        # At most its 3 running pods' 24 GPUs since the Job was made (the trainjob scenario checks the
+        # figure on the real control plane; here it may read 0).
+        assert 0 <= status["lostGpuHours"] < 24 * (time.monotonic() - started) / 3600, status
 
     # A Job that does not fit (3 x 8 GPUs, 16 free) starts no pod, and the Job says why.
     big = batch.create_namespaced_job("ml", job_manifest("big", 3, 8))
@@ -541,12 +583,20 @@ def jobset(cluster):
         timeout=60)
     time.sleep(2)  # cycles more: a partial gang would have bound by now
     assert bound_count(jobset_pods(cluster, "team-b", "llama")) == 0, "a pod of a JobSet that does not fit bound"
+    # Its condition says so beside the JobSet controller's own, which that controller keeps.
+    waits = wait_for("the waiting JobSet's condition TesseraScheduled=False", lambda: (
+        c := jobset_condition(cluster, "team-b", "llama")) and c["status"] == "False" and c, timeout=60)
+    assert waits["reason"] == "Unschedulable" and "GPU" in waits["message"], waits
+    wait_for("the running JobSet's condition TesseraScheduled=True", lambda: (
+        c := jobset_condition(cluster, "team-a", "llama")) and c["status"] == "True", timeout=60)
 
     deleted = cluster.kubectl("delete", "-n", "team-a", "jobset", "llama", "--wait=false")
     assert deleted.returncode == 0, deleted.stderr
     wait_for("the second JobSet's 4 pods bound once there is room",
              lambda: bound_count(jobset_pods(cluster, "team-b", "llama")) == 4, timeout=90)
     assert_cycles_binding(cluster, 4, 2)
+    wait_for("the second JobSet's condition TesseraScheduled=True once it runs", lambda: (
+        c := jobset_condition(cluster, "team-b", "llama")) and c["status"] == "True", timeout=60)
 
 
 def trainjob(cluster):
@@ -585,8 +635,13 @@ def trainjob(cluster):
     k8s.BatchV1Api(cluster.api).create_namespaced_job("team-b", reclaimer)
     wait_for("the reclaiming Job bound", lambda: sum(1 for p in cluster.core.list_namespaced_pod(
         "team-b", label_selector="batch.kubernetes.io/job-name=search").items if p.spec.node_name) == 4, timeout=60)
-    reclaimed = {e.involved_object.uid for e in cluster.events("team-a") if e.reason == "Reclaimed"}
+    reclaimed = {e.involved_object.uid for e in cluster.events("team-a")
+                 if e.reason == "Reclaimed" and e.involved_object.kind == "Pod"}
     assert reclaimed == set(first), f"evicted {len(reclaimed & set(first))} of the TrainJob's 4 pods: {reclaimed}"
+    # The TrainJob hears it, once for its gang.
+    told = [e for e in cluster.events("team-a") if e.reason == "Reclaimed" and e.involved_object.kind == "TrainJob"]
+    assert len(told) == 1 and told[0].involved_object.name == "llama-finetune" and told[0].count == 1, told
+    assert "4 pods (32 GPUs) as one gang" in told[0].message, told[0].message
     restarted = time.monotonic()
 
     def second():
@@ -601,6 +656,20 @@ def trainjob(cluster):
     status = cluster.custom.get_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", "team-a", "jobsets",
                                                          "llama-finetune")["status"]
     assert status.get("restarts") == 1 and not status.get("restartsCountTowardsMax"), status
+    # Tessera counts the restart on the TrainJob's PodGroup, with the GPU-hours the reclaim threw away
+    # (32 GPUs x the seconds the first run had run), and in its metrics.
+    group = wait_for("the restart counted on the PodGroup", lambda: (
+        g := cluster.get_pod_group("team-a", "trainjob-llama-finetune"))
+        and g.get("status", {}).get("restarts") == 1 and g, timeout=30)
+    assert group["status"]["lastRestartReason"] == "Reclaimed" and "interruption" not in group["status"], group["status"]
+    assert 0 < group["status"]["lostGpuHours"] < 32 * (time.monotonic() - started) / 3600, group["status"]
+    assert metric_value(cluster, "tessera_workload_restarts_total", {"queue": "research-nlp", "reason": "Reclaimed"}) == 1
+    lost = metric_value(cluster, "tessera_lost_gpu_hours_total", {"queue": "research-nlp", "reason": "Reclaimed"})
+    assert lost is not None and abs(lost - group["status"]["lostGpuHours"]) < 1e-3, lost
+    print(f"trainjob: restarts 1, lost GPU-hours {group['status']['lostGpuHours']} (32 GPUs x the first run's time)")
+    wait_for("the TrainJob's condition TesseraScheduled=True", lambda: (c := owner_condition(
+        cluster, "trainer.kubeflow.org", "v1alpha1", "team-a", "trainjobs", "llama-finetune"))
+        and c["status"] == "True")
 
 
 def leaderworkerset(cluster):
@@ -1087,6 +1156,10 @@ def rbac(cluster):
          ["creating the PodGroup b/job-grouped-", "failed", "403"]),
         (("batch", "jobset.x-k8s.io", "kubeflow.org", "trainer.kubeflow.org"),
          ("jobs", "jobsets", "pytorchjobs", "trainjobs"), None, ["not grouping by", "/apis/batch/v1/jobs", "403"]),
+        (("batch", "jobset.x-k8s.io", "kubeflow.org", "trainer.kubeflow.org"),
+         ("jobs/status", "jobsets/status", "pytorchjobs/status", "trainjobs/status"),
+         lambda n: batch.create_namespaced_job("b", job_manifest(f"told-{n}", 1, 16, queue="team-b")),
+         ["TesseraScheduled condition of Job b/", "failed", "403"]),
         (("",), ("pods/binding",), lambda n: cluster.pod("a", f"fits-{n}", gpus=1, queue="team-a"),
          ["binding a/fits-", "failed", "403"]),
         (("",), ("pods/status",), lambda n: cluster.pod("b", f"waits-{n}", gpus=16, queue="team-b"),
