@@ -19,9 +19,9 @@ std::vector<double> runtimes(SchedulerWorld& world) {
 
 StartEstimates estimate(SchedulerWorld& world, double now, const EstimateOptions& options = {}) {
   const std::vector<double> expected = runtimes(world);
-  auto result = estimate_starts(
-      {world.cluster(), world.policy(), world.workloads(), world.tree(), world.meter(), now, &world.carried(), expected},
-      CycleOptions{}, options);
+  auto result = estimate_starts({world.cluster(), world.policy(), world.workloads(), world.tree(), world.meter(), now,
+                                 &world.carried(), expected},
+                                CycleOptions{}, options);
   EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
   return result.ok() ? *result : StartEstimates{};
 }

@@ -67,7 +67,8 @@ Decisions decide(const Snapshot& snapshot, const std::vector<std::optional<Bindi
     decisions.waiting.push_back(std::move(waiting));
   }
   for (const HeldWorkload& held : snapshot.held) {
-    decisions.waiting.push_back({held.key, held.pod_group, held.pod_keys, held.reason, held.message, held.owner, std::nullopt, {}});
+    decisions.waiting.push_back(
+        {held.key, held.pod_group, held.pod_keys, held.reason, held.message, held.owner, std::nullopt, {}});
   }
   return decisions;
 }

@@ -39,7 +39,8 @@ json start_estimate(const WaitingWorkload& waiting, const json& current, double 
   if (!waiting.estimated_start) return estimate;
   estimate["time"] = wire::format_time(*waiting.estimated_start);
   const json old = current.is_object() ? current.value("/status/startEstimate"_json_pointer, json()) : json();
-  if (old.is_object() && old.value("message", "") == waiting.estimate && old.contains("time") && old["time"].is_string()) {
+  if (old.is_object() && old.value("message", "") == waiting.estimate && old.contains("time") &&
+      old["time"].is_string()) {
     const auto old_time = wire::parse_time(old["time"].get<std::string>());
     const double tolerance = std::max(60.0, 0.1 * (*waiting.estimated_start - now));
     if (old_time && std::abs(*old_time - *waiting.estimated_start) < tolerance) estimate["time"] = old["time"];

@@ -41,9 +41,7 @@ struct ExpectedEnd {
   double at = 0;
   WorkloadId workload = -1;
   double started_at = 0;
-  bool operator>(const ExpectedEnd& other) const {
-    return at != other.at ? at > other.at : workload > other.workload;
-  }
+  bool operator>(const ExpectedEnd& other) const { return at != other.at ? at > other.at : workload > other.workload; }
 };
 
 // The forward run: copies of everything a cycle changes, and the ends still to come.
@@ -133,7 +131,8 @@ class ForwardRun {
         // Evicted work is judged by what its queue held as this cycle began; ended work by what
         // it held after the cycle before, while the work still ran.
         const Shares& judged = estimate.cause == EstimateCause::kEvictions ? shares_at_start(result) : before;
-        estimate.cause_borrowed = estimate.cause_queue != QueueTree::kNoParent && judged.borrowing(estimate.cause_queue);
+        estimate.cause_borrowed =
+            estimate.cause_queue != QueueTree::kNoParent && judged.borrowing(estimate.cause_queue);
       }
       estimates.push_back(estimate);
     }

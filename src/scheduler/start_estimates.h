@@ -24,8 +24,8 @@
 namespace tessera {
 
 struct EstimateOptions {
-  int max_steps = 200;              // simulated cycles at most (the first, at `now`, included)
-  double max_wall_seconds = 1.0;    // the estimator's own time budget per call
+  int max_steps = 200;                 // simulated cycles at most (the first, at `now`, included)
+  double max_wall_seconds = 1.0;       // the estimator's own time budget per call
   double horizon_seconds = 7 * 86400;  // no estimate further out than this
   // Ends this close together are taken in one step: fewer cycles, estimates off by at most this.
   double resolution_seconds = 60;
