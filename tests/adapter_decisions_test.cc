@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -652,6 +653,51 @@ TEST(AdapterDecisions, PodGroupStatusCarriesTheReason) {
   EXPECT_EQ(status["conditions"][0]["reason"], "Unschedulable");
   EXPECT_NE(status["conditions"][0]["message"].get<std::string>().find("GPU"), std::string::npos)
       << status["conditions"][0]["message"];
+}
+
+// The estimate goes into status.startEstimate; a time that only drifts keeps the one written, so
+// the PodGroup is not rewritten every cycle; without an estimate, the reason there is none.
+TEST(AdapterDecisions, PodGroupStatusCarriesTheStartEstimate) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_queue(queue("team-a", "", 8));
+  world.add_pod_group(pod_group("ml", "huge", 2));
+  for (int i = 0; i < 2; ++i) world.add_pod(pod("ml", fmt::format("huge-{}", i), {.gpus = 8, .pod_group = "huge"}));
+  Decisions decisions = world.cycle();
+  const auto id = std::find(world.snapshot().workload_keys.begin(), world.snapshot().workload_keys.end(), "ml/huge") -
+                  world.snapshot().workload_keys.begin();
+  StartEstimates estimates;
+  estimates.estimates.push_back({static_cast<WorkloadId>(id), kNow + 3600, Action::kAllocate, EstimateCause::kWorkEnds,
+                                 0, 8, true});
+  attach_estimates(decisions, world.snapshot(), estimates);
+  PodGroupProgress progress;
+  progress.waiting["ml/huge"] = waiting_of(decisions, "ml/huge");
+  ASSERT_NE(progress.waiting["ml/huge"], nullptr);
+  json object = *world.observed().pod_groups.at("ml/huge");
+  const json status = pod_group_status(object, world.snapshot(), progress, kNow);
+  EXPECT_EQ(status["startEstimate"]["time"], wire::format_time(kNow + 3600));
+  EXPECT_EQ(status["startEstimate"]["message"], "when 8 GPUs of queue team-a's borrowed work end");
+
+  // Written; a minute later the estimate moved by two minutes (under a tenth of the wait): kept.
+  object["status"] = status;
+  estimates.estimates[0].start = kNow + 3720;
+  attach_estimates(decisions, world.snapshot(), estimates);
+  EXPECT_FALSE(status_differs(object, pod_group_status(object, world.snapshot(), progress, kNow + 60)));
+  // By an hour: written anew.
+  estimates.estimates[0].start = kNow + 7200;
+  attach_estimates(decisions, world.snapshot(), estimates);
+  EXPECT_EQ(pod_group_status(object, world.snapshot(), progress, kNow + 60)["startEstimate"]["time"],
+            wire::format_time(kNow + 7200));
+
+  StartEstimates none;
+  none.unreached.push_back(static_cast<WorkloadId>(id));
+  none.stop = EstimateStop::kNoMoreEnds;
+  Decisions later = world.cycle();
+  attach_estimates(later, world.snapshot(), none);
+  progress.waiting["ml/huge"] = waiting_of(later, "ml/huge");
+  const json unestimated = pod_group_status(object, world.snapshot(), progress, kNow);
+  EXPECT_FALSE(unestimated["startEstimate"].contains("time"));
+  EXPECT_EQ(unestimated["startEstimate"]["message"],
+            "no estimate: it waits for work with no time limit or expected runtime to end");
 }
 
 TEST(AdapterDecisions, QueueStatusReportsAllocationAndFairShare) {

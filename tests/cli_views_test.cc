@@ -292,5 +292,38 @@ TEST(CliDescribe, TheStoryHasThePodsTheQuotaAndTheEventsOfTheWorkloadAndItsOwner
   EXPECT_NE(describe_text(job_story, kNow).find("its queue is not among the cluster's Queues"), std::string::npos);
 }
 
+// The scheduler's start estimate reaches list (wide: STARTS) and describe, counted from now.
+TEST(CliWorkloads, APendingWorkloadShowsWhenItIsExpectedToStartAndWhy) {
+  TwoWorkloads cluster;
+  json& notebooks = cluster.pod_groups["items"][1];
+  notebooks["status"]["startEstimate"] = {{"time", wire::format_time(kNow + 35 * 60)},
+                                          {"message", "when 16 GPUs of queue ml-research's borrowed work end"}};
+  const auto workloads =
+      summarize_workloads(cluster.pod_groups, cluster.pods, pod_groups_of_pods(cluster.pods, cluster.owners));
+  ASSERT_EQ(workloads.size(), 2u);
+  EXPECT_DOUBLE_EQ(workloads[1].estimated_start, kNow + 35 * 60);
+  EXPECT_EQ(workloads[0].estimate, "");  // running: no estimate
+
+  const std::string wide = render_table(workload_table(workloads, false, kNow), true, "");
+  EXPECT_NE(wide.find("STARTS"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("   ~35 min   "), std::string::npos) << wide;
+  EXPECT_EQ(render_table(workload_table(workloads, false, kNow), false, "").find("STARTS"), std::string::npos);
+  EXPECT_EQ(workload_json(workloads)["items"][1]["estimate"], "when 16 GPUs of queue ml-research's borrowed work end");
+
+  // Five minutes later the wait reads 30 min; past its time, the next cycle.
+  EXPECT_EQ(estimate_wait_text(workloads[1].estimated_start, workloads[1].estimate, kNow + 300), "~30 min");
+  EXPECT_EQ(estimate_wait_text(workloads[1].estimated_start, workloads[1].estimate, kNow + 3600), "in the next cycle");
+  EXPECT_EQ(estimate_wait_text(0, "no estimate: it waits for work with no time limit or expected runtime to end", kNow),
+            "no estimate");
+  EXPECT_EQ(estimate_wait_text(0, "", kNow), "-");
+
+  const json story = workload_story(notebooks, cluster.pods, pod_groups_of_pods(cluster.pods, cluster.owners),
+                                    list({}), list({}));
+  const std::string text = describe_text(story, kNow);
+  const std::string expected = "Estimate:    ~35 min (at " + wire::format_time(kNow + 35 * 60) +
+                               "): when 16 GPUs of queue ml-research's borrowed work end\n";
+  EXPECT_NE(text.find(expected), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace tessera::cli

@@ -101,6 +101,7 @@ class SchedulerWorld {
   WorkloadSet& workloads() { return workloads_; }
   const QueueTree& tree() const { return tree_; }
   const ResourceMeter& meter() const { return meter_; }
+  PlacementPolicy& policy() { return *policy_; }
 
  private:
   std::shared_ptr<ClusterSpec> cluster_spec_;

@@ -1,6 +1,10 @@
 #include "adapter/cycle_decisions.h"
 
+#include <fmt/format.h>
+
 #include <map>
+#include <set>
+#include <string_view>
 
 #include "scheduler/pending_reason.h"
 
@@ -71,16 +75,39 @@ Decisions decide(const Snapshot& snapshot, const std::vector<std::optional<Bindi
                             {},
                             std::string(pending_code_name(pending.reason.code)),
                             describe(pending.reason, *snapshot.tree),
-                            index < snapshot.workload_owners.size() ? snapshot.workload_owners[index] : std::nullopt};
+                            index < snapshot.workload_owners.size() ? snapshot.workload_owners[index] : std::nullopt,
+                            std::nullopt,
+                            {}};
     for (PodId pod : workloads[pending.workload].pods) {
       waiting.pod_keys.push_back(snapshot.pods[static_cast<size_t>(pod)].key);
     }
     decisions.waiting.push_back(std::move(waiting));
   }
   for (const HeldWorkload& held : snapshot.held) {
-    decisions.waiting.push_back({held.key, held.pod_group, held.pod_keys, held.reason, held.message, held.owner});
+    decisions.waiting.push_back(
+        {held.key, held.pod_group, held.pod_keys, held.reason, held.message, held.owner, std::nullopt, {}});
   }
   return decisions;
+}
+
+void attach_estimates(Decisions& decisions, const Snapshot& snapshot, const StartEstimates& estimates) {
+  std::map<std::string_view, const StartEstimate*> by_key;
+  for (const StartEstimate& estimate : estimates.estimates) {
+    by_key[snapshot.workload_keys[static_cast<size_t>(estimate.workload)]] = &estimate;
+  }
+  std::set<std::string_view> unreached;
+  for (WorkloadId id : estimates.unreached) unreached.insert(snapshot.workload_keys[static_cast<size_t>(id)]);
+  for (WaitingWorkload& waiting : decisions.waiting) {
+    if (const auto found = by_key.find(waiting.workload_key); found != by_key.end()) {
+      waiting.estimated_start = found->second->start;
+      waiting.estimate = describe_cause(*found->second, *snapshot.tree);
+    } else if (unreached.contains(waiting.workload_key)) {
+      waiting.estimate = estimates.stop == EstimateStop::kNoMoreEnds
+                             ? "no estimate: it waits for work with no time limit or expected runtime to end"
+                             : fmt::format("no estimate: the estimator stopped at its {} before reaching it",
+                                           estimate_stop_name(estimates.stop));
+    }
+  }
 }
 
 }  // namespace tessera::adapter

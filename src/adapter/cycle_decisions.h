@@ -12,6 +12,7 @@
 #include "adapter/scheduler_memory.h"
 #include "adapter/world_snapshot.h"
 #include "scheduler/cycle.h"
+#include "scheduler/start_estimates.h"
 
 namespace tessera::adapter {
 
@@ -49,6 +50,10 @@ struct WaitingWorkload {
   std::string reason;              // PendingCode name, or a HeldWorkload reason
   std::string message;             // the sentence (docs/design.md §7)
   std::optional<ObjectRef> owner;  // the Job, JobSet... the user created: told too
+  // When it is expected to start (Unix seconds; none without an estimate), and what makes room
+  // for it — or why there is no estimate (scheduler/start_estimates.h).
+  std::optional<double> estimated_start;
+  std::string estimate;
 };
 
 // A whole gang evicted this cycle (not elastic extras alone): its restart is awaited, its owner
@@ -72,5 +77,8 @@ struct Decisions {
 // `before`: every pod's binding in the snapshot before the cycle ran (by PodId).
 Decisions decide(const Snapshot& snapshot, const std::vector<std::optional<Binding>>& before,
                  const CycleResult& result);
+
+// Gives each waiting workload the engine knows its start estimate, or the reason it has none.
+void attach_estimates(Decisions& decisions, const Snapshot& snapshot, const StartEstimates& estimates);
 
 }  // namespace tessera::adapter

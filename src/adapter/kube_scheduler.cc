@@ -439,7 +439,8 @@ struct KubeScheduler::Impl {
       return;
     }
     keep_carried(*snapshot, carried);
-    const Decisions decisions = decide(*snapshot, before, *result);
+    Decisions decisions = decide(*snapshot, before, *result);
+    if (options.start_estimates) estimate_starts_for(decisions, *snapshot, **policy, carried, now);
     const auto bind_start = Clock::now();
     const std::set<std::string> evicted = carry_out(decisions, observed, now);
     track_restarts(*snapshot, decisions, evicted, observed, now);
@@ -486,6 +487,30 @@ struct KubeScheduler::Impl {
           cycle_timing.engine_seconds * 1e3, cycle_timing.bind_seconds * 1e3));
     }
     cycle_started_at = 0;
+  }
+
+  // Runs the cycle forward from the snapshot it just left (scheduler/start_estimates.h) and
+  // gives each waiting workload its estimate. Running work is expected to end by its time limit
+  // (every pod's activeDeadlineSeconds) or its max-runtime annotation.
+  void estimate_starts_for(Decisions& decisions, const Snapshot& snapshot, PlacementPolicy& policy,
+                           const CarriedState& carried, double now) {
+    std::vector<double> expected;
+    expected.reserve(snapshot.workloads.size());
+    for (WorkloadId id = 0; id < static_cast<WorkloadId>(snapshot.workloads.size()); ++id) {
+      const WorkloadSpec& spec = snapshot.workloads[id].spec;
+      expected.push_back(expected_runtime_of(spec, spec.max_runtime_seconds.value_or(-1)));
+    }
+    auto estimates = estimate_starts({*snapshot.cluster, policy, snapshot.workloads, *snapshot.tree, *snapshot.meter,
+                                      now, &carried, expected},
+                                     options.cycle, options.estimates);
+    if (!estimates) {
+      log_line(fmt::format("start estimates skipped: {}", estimates.error().message));
+      return;
+    }
+    attach_estimates(decisions, snapshot, *estimates);
+    metrics.set_gauge("tessera_estimate_seconds", estimates->seconds);
+    metrics.set_gauge("tessera_estimated_workloads", static_cast<double>(estimates->estimates.size()));
+    metrics.set_gauge("tessera_unestimated_workloads", static_cast<double>(estimates->unreached.size()));
   }
 
   // The limits step's verdicts (limit_enforcer.h): an event on the PodGroup, or on each pod of a

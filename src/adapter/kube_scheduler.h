@@ -16,6 +16,7 @@
 #include "kube/api_client.h"
 #include "kube/leader_election.h"
 #include "scheduler/cycle.h"
+#include "scheduler/start_estimates.h"
 
 namespace tessera::adapter {
 
@@ -45,6 +46,13 @@ struct SchedulerOptions {
   GpuMemoryOvercommit gpu_memory_overcommit;
   // GPU utilisation for idle-GPU limits (limit_enforcer.h); without a Prometheus URL idle detection is off.
   TelemetryOptions telemetry;
+  // Start-time estimates for pending workloads (scheduler/start_estimates.h), in PodGroup status.
+  bool start_estimates = true;
+  EstimateOptions estimates = [] {
+    EstimateOptions options;
+    options.max_wall_seconds = 0.25;  // of a cycle that runs every second
+    return options;
+  }();
 };
 
 // What one cycle did, for logs and benchmarks.

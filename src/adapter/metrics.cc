@@ -49,6 +49,11 @@ std::string_view metric_help(std::string_view name) {
     return "Workloads waiting because nodes had room for a pod's GPU memory request but not for its limit.";
   }
   if (name == "tessera_reserved_nodes") return "Nodes reserved for waiting workloads after the last cycle.";
+  if (name == "tessera_estimate_seconds") return "Wall-clock time the last cycle's start-time estimates took.";
+  if (name == "tessera_estimated_workloads") return "Waiting workloads the last cycle gave a start estimate.";
+  if (name == "tessera_unestimated_workloads") {
+    return "Waiting workloads the last cycle's estimates did not reach (no expected end, or a bound hit).";
+  }
   if (name == "tessera_queue_allocated") return "Resources a queue holds (gpu in GPUs, cpu in cores, memory in bytes).";
   if (name == "tessera_queue_fair_share") return "A queue's fair share from the last cycle.";
   if (name == "tessera_queue_deserved") return "A queue's deserved quota.";

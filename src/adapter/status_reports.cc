@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "adapter/object_translation.h"
@@ -27,6 +28,24 @@ json with_transition_time(json condition, const json& current, double now) {
   condition["lastTransitionTime"] =
       condition_transition_time(current, condition.value("type", ""), condition.value("status", ""), now);
   return condition;
+}
+
+// A pending workload's start estimate: its expected time and cause, or why it has none. The time
+// the object has is kept while the new one is within a minute or a tenth of the wait of it, so
+// that an estimate that only drifts does not rewrite every PodGroup every cycle.
+json start_estimate(const WaitingWorkload& waiting, const json& current, double now) {
+  if (waiting.estimate.empty()) return nullptr;
+  json estimate = {{"message", waiting.estimate}};
+  if (!waiting.estimated_start) return estimate;
+  estimate["time"] = wire::format_time(*waiting.estimated_start);
+  const json old = current.is_object() ? current.value("/status/startEstimate"_json_pointer, json()) : json();
+  if (old.is_object() && old.value("message", "") == waiting.estimate && old.contains("time") &&
+      old["time"].is_string()) {
+    const auto old_time = wire::parse_time(old["time"].get<std::string>());
+    const double tolerance = std::max(60.0, 0.1 * (*waiting.estimated_start - now));
+    if (old_time && std::abs(*old_time - *waiting.estimated_start) < tolerance) estimate["time"] = old["time"];
+  }
+  return estimate;
 }
 
 }  // namespace
@@ -99,7 +118,10 @@ json pod_group_status(const json& current, const Snapshot& snapshot, const PodGr
                  {"pending", pending},
                  {"succeeded", succeeded},
                  {"failed", failed},
-                 {"conditions", std::move(conditions)}};
+                 {"conditions", std::move(conditions)},
+                 {"startEstimate", phase == "Pending" && waiting != progress.waiting.end()
+                                       ? start_estimate(*waiting->second, current, now)
+                                       : json(nullptr)}};
   const RestartTally* tally = progress.restarts ? progress.restarts->tally(key) : nullptr;
   if (tally) status.update(restart_status(*tally));
   return status;

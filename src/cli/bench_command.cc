@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/bench_bind_command.h"
+#include "cli/bench_estimates_command.h"
 #include "cli/elapsed.h"
 #include "cli/policy_list.h"
 #include "policy/policy_registry.h"
@@ -639,6 +640,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   reclaim->callback([reclaim_options, &exit_code] { exit_code = run_reclaim_bench(*reclaim_options); });
 
   add_bench_bind_command(*bench, exit_code);
+  add_bench_estimates_command(*bench, exit_code);
 }
 
 }  // namespace tessera

@@ -31,6 +31,7 @@ struct SchedulerCommandOptions {
   // A move is an eviction on Kubernetes (only pods a controller recreates come back): off unless asked.
   CycleFlags cycle = {.reclaim_moves = false};
   bool no_events = false;
+  bool no_estimates = false;
   std::string gpu_memory_overcommit;
 };
 
@@ -66,6 +67,7 @@ int run_scheduler(SchedulerCommandOptions options) {
   }
   options.scheduler.cycle = options.cycle.options();
   options.scheduler.events = !options.no_events;
+  options.scheduler.start_estimates = !options.no_estimates;
   if (options.scheduler.election.identity.empty()) options.scheduler.election.identity = default_identity();
   kube::ApiClient client(*config);
   std::fputs(fmt::format("tessera scheduler: API server {}, policy {}{}\n", config->server, options.scheduler.policy,
@@ -116,6 +118,17 @@ void add_scheduler_options(CLI::App* command, int& exit_code) {
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   command->add_flag("--no-events", options->no_events, "Write no Kubernetes Events");
+  command->add_flag("--no-estimates", options->no_estimates,
+                    "Estimate no start times for waiting workloads (docs/estimates.md)");
+  command
+      ->add_option("--estimate-budget", options->scheduler.estimates.max_wall_seconds,
+                   "Wall-clock seconds the start-time estimates may take per cycle")
+      ->check(CLI::Range(0.001, 60.0))
+      ->capture_default_str();
+  command->add_option("--estimate-steps", options->scheduler.estimates.max_steps,
+                      "Simulated cycles the start-time estimates may run per cycle")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   command->add_flag("--leader-elect", options->scheduler.leader_elect,
                     "Run cycles only while holding the leader Lease (for several replicas)");
   command->add_option("--lease-namespace", options->scheduler.election.lease_namespace)->capture_default_str();

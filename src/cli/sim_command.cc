@@ -48,6 +48,8 @@ struct SimOptions {
   bool check_invariants = false;
   GpuMemorySimFlags gpu_memory;
   std::string work_limits = "on";  // on, off, or both (one replay each, compared)
+  bool start_estimates = false;
+  EstimateOptions estimates;
 };
 
 void print_arrival_table(const ArrivalReport& report) {
@@ -190,6 +192,19 @@ void print_limit_summary(const TimelinePolicyResult& policy) {
   for (const std::string& example : limits.examples) fmt::print("    {}\n", example);
 }
 
+void print_estimate_summary(const TimelinePolicyResult& policy) {
+  const EstimateSummary& estimates = policy.cycle->estimates;
+  if (!estimates.enabled) return;
+  fmt::print(
+      "  start estimates: {} pending arrivals estimated, {} unreached; {} started: |error| p50 {}, p90 {}, max {} ({} "
+      "later, {} earlier than estimated by over a minute); estimator per cycle p50 {:.1f} ms, max {:.1f} ms, {:.0f} "
+      "steps p50, over {} cycles\n",
+      estimates.estimated, estimates.unreached, estimates.compared, short_duration(estimates.abs_error_seconds.p50),
+      short_duration(estimates.abs_error_seconds.p90), short_duration(estimates.abs_error_seconds.max), estimates.late,
+      estimates.early, estimates.wall_seconds.p50 * 1000, estimates.wall_seconds.max * 1000, estimates.steps.p50,
+      estimates.calls);
+}
+
 // The same replay with the limits off and on, policy by policy.
 void print_limit_comparison(const TimelineReport& off, const TimelineReport& on) {
   fmt::print("\nTime and idle limits, off -> on:\n");
@@ -232,6 +247,7 @@ void print_timeline_table(const TimelineReport& report) {
       if (!policy.cycle) continue;
       print_queue_summary(policy, report.start_seconds);
       print_limit_summary(policy);
+      print_estimate_summary(policy);
     }
   }
 }
@@ -306,6 +322,8 @@ int run_sim(SimOptions options) {
   timeline.threads = options.threads;
   timeline.check_invariants = options.check_invariants;
   timeline.work_limits = options.work_limits != "off";
+  timeline.start_estimates = options.start_estimates;
+  timeline.estimates = options.estimates;
   if (topology_mode) {
     auto report = run_topology_experiment(*scenario, policies, timeline);
     if (!report) {
@@ -403,6 +421,15 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "Timeline mode, scenarios with queues: apply the queues' time and idle-GPU limits (on), replay as if "
                   "none were set (off), or both, compared")
       ->check(CLI::IsMember({"on", "off", "both"}))
+      ->capture_default_str();
+  sim->add_flag("--estimates", options->start_estimates,
+                "Timeline mode, scenarios with queues: estimate each pending arrival's start and measure the "
+                "estimates against the real starts");
+  sim->add_option("--estimate-steps", options->estimates.max_steps,
+                  "With --estimates: forward cycles per estimate at most")
+      ->capture_default_str();
+  sim->add_option("--estimate-budget", options->estimates.max_wall_seconds,
+                  "With --estimates: wall-clock seconds per estimate at most")
       ->capture_default_str();
   sim->add_option("--json", options->json_path,
                   "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");

@@ -25,6 +25,7 @@
 #include "scheduler/pending_reason.h"
 #include "scheduler/resource_meter.h"
 #include "scheduler/workload_set.h"
+#include "sim/estimate_accuracy.h"
 #include "sim/pod_type_label.h"
 #include "sim/statistics.h"
 #include "sim/topology_cost.h"
@@ -186,6 +187,7 @@ class CycleReplay {
         cycle_options_(options.cycle),
         cluster_(scenario.cluster),
         placer_(policy),
+        policy_(policy),
         meter_(*scenario.cluster, tree.resources()),
         accounts_(tree.size()),
         allocated_(tree.size(), 0),
@@ -206,6 +208,7 @@ class CycleReplay {
     }
     for (int a = 0; a < kActionCount; ++a) churn_[a].action = std::string(action_name(static_cast<Action>(a)));
     limits_on_ = options.work_limits;
+    if (options.start_estimates) accuracy_.emplace(options.estimates);
     const TopologyDomains& domains = cluster_.topology();
     cost_topology_ = scenario.topology_cost.topology.empty() ? (domains.topology_count() > 0 ? 0 : -1)
                                                              : domains.find_topology(scenario.topology_cost.topology);
@@ -370,6 +373,7 @@ class CycleReplay {
       tracked.common_level = common;
       tracked.gang_nodes = static_cast<int>(nodes.size());
       waits_[workloads_[id].queue].push_back(now - tracked.arrival);
+      if (accuracy_) accuracy_->started(id, now);
     }
     // A run ends when the work is done or its time limit expires, whichever comes first.
     const WorkloadSpec& spec = scenario_.workloads[tracked.spec];
@@ -378,6 +382,23 @@ class CycleReplay {
                          : kInfinity;
     if (spec.time_limit_seconds > 0) run_for = std::min(run_for, spec.time_limit_seconds);
     if (std::isfinite(run_for)) completions_.push({now + run_for, id, tracked.generation});
+  }
+
+  // Per workload, what the estimator may expect of its current or next run: the rest of its
+  // duration (the scenario's stand-in for an expected-runtime annotation), within its time limit.
+  std::vector<double> expected_runtimes() const {
+    std::vector<double> expected(workloads_.size(), kInfinity);
+    for (WorkloadId id : workloads_.active()) {
+      const Tracked& tracked = tracked_[static_cast<size_t>(id)];
+      const WorkloadSpec& spec = scenario_.workloads[tracked.spec];
+      const double slowdown = tracked.running ? tracked.slowdown : 1;
+      const double rest =
+          spec.duration_seconds >= 0 ? std::max(0.0, spec.duration_seconds - tracked.progress) * slowdown : -1;
+      double& runtime = expected[static_cast<size_t>(id)];
+      runtime = expected_runtime_of(spec, rest);
+      if (spec.time_limit_seconds > 0 && rest >= 0) runtime = std::min(rest, spec.time_limit_seconds);
+    }
+    return expected;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -578,6 +599,12 @@ class CycleReplay {
       touched_[static_cast<size_t>(start.workload)] = true;
     }
     reconcile(now, violations);
+    if (accuracy_) {
+      const std::vector<double> expected = expected_runtimes();
+      auto estimated = accuracy_->estimate_arrivals(
+          {cluster_, policy_, workloads_, tree_, meter_, now, &carried_, expected}, cycle_options_);
+      if (!estimated) return estimated.error();
+    }
 
     for (QueueIndex queue = 0; queue < tree_.size(); ++queue) {
       fair_share_[queue] =
@@ -950,6 +977,7 @@ class CycleReplay {
         train_waits.push_back(tracked.first_start - tracked.arrival);
     }
     cycle.limits.train_wait_seconds = quantiles(std::move(train_waits));
+    if (accuracy_) cycle.estimates = accuracy_->summary();
     result.cycle = std::move(cycle);
     result.wall_seconds = std::chrono::duration<double>(Clock::now() - wall_start).count();
     return result;
@@ -1074,8 +1102,10 @@ class CycleReplay {
   // first declared; -1: none.
   int cost_topology_ = -1;
   Placer placer_;
+  PlacementPolicy& policy_;  // the placer's, for the estimates' forward runs
   WorkloadSet workloads_;
   ResourceMeter meter_;
+  std::optional<EstimateAccuracy> accuracy_;  // with options.start_estimates
   std::vector<Tracked> tracked_;  // by WorkloadId
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
   size_t arrivals_ = 0;  // scenario workloads that arrive within the horizon

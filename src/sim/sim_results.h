@@ -207,6 +207,22 @@ struct LimitSummary {
   std::vector<std::string> examples;  // the first few verdicts, with their time
 };
 
+// Start-time estimates (scheduler/start_estimates.h), each made in the first cycle after a
+// workload's arrival that left it pending, against when it really started first. The estimator
+// reads each run's time limit, else the scenario's duration (as an expected-runtime annotation).
+struct EstimateSummary {
+  bool enabled = false;
+  int64_t calls = 0;      // cycles that estimated (those with new pending arrivals)
+  int64_t estimated = 0;  // workloads given an estimate at arrival
+  int64_t unreached = 0;  // pending after their first cycle and given none
+  int64_t compared = 0;   // of the estimated, those that started (the errors below)
+  Quantiles abs_error_seconds;  // |estimated start - actual start|
+  int64_t late = 0;             // started later than estimated (by more than a minute)
+  int64_t early = 0;            // started earlier than estimated (by more than a minute)
+  Quantiles wall_seconds;       // the estimator's wall-clock time per call
+  Quantiles steps;              // forward cycles per call
+};
+
 // Where gangs ran in the scenario's measured topology (docs/topology.md).
 struct TopologySummary {
   std::vector<std::string> levels;  // of the topology measured, widest first; empty: none
@@ -236,6 +252,7 @@ struct CycleReplayResult {
   std::vector<PendingExample> pending_examples;
   LimitSummary limits;
   TopologySummary topology;
+  EstimateSummary estimates;
 };
 
 struct TimelinePolicyResult {

@@ -10,6 +10,7 @@
 
 #include "core/result.h"
 #include "scheduler/cycle.h"
+#include "scheduler/start_estimates.h"
 #include "sim/scenario.h"
 #include "sim/sim_results.h"
 
@@ -40,6 +41,10 @@ struct TimelineOptions {
   // Scenarios with queues: apply the queues' time and idle-GPU limits (docs/design.md §6) before
   // every cycle. false replays the same scenario as if no queue set any.
   bool work_limits = true;
+  // Scenarios with queues: estimate each pending arrival's start (scheduler/start_estimates.h) in
+  // the first cycle after it arrives, and measure the estimates against the real starts.
+  bool start_estimates = false;
+  EstimateOptions estimates;
 };
 
 Result<TimelineReport> run_timeline_experiment(const Scenario& scenario, std::span<const std::string> policies,

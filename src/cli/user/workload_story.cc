@@ -145,6 +145,13 @@ std::string describe_text(const json& story, double now) {
   } else {
     field("Scheduled:", "not reported yet: the scheduler has not seen this workload (is it running?)");
   }
+  if (const json estimate = group.value("/status/startEstimate"_json_pointer, json()); estimate.is_object()) {
+    const std::string message = estimate.value("message", "");
+    const std::string time = estimate.value("time", "");
+    const Result<double> at = wire::parse_time(time);
+    field("Estimate:", at ? fmt::format("{} (at {}): {}", estimate_wait_text(*at, message, now), time, message)
+                          : message);
+  }
 
   const json& pods = story["pods"];
   const auto bound = std::count_if(pods.begin(), pods.end(), [](const json& pod) { return !pod["node"].get<std::string>().empty(); });

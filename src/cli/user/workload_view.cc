@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "adapter/annotations.h"
 #include "adapter/object_translation.h"
 #include "adapter/status_reports.h"
 #include "cli/user/object_reads.h"
+#include "scheduler/start_estimates.h"
 #include "wire/duration.h"
 #include "wire/quantity.h"
 #include "wire/timestamp.h"
@@ -107,6 +109,12 @@ std::vector<WorkloadSummary> summarize_workloads(const json& pod_groups, const j
       summary.message = "the scheduler has not reported on it yet";
     }
     summary.created = created_at(group);
+    if (summary.state == "Pending") {
+      summary.estimate = text_at(group, "/status/startEstimate/message");
+      if (const auto start = wire::parse_time(text_at(group, "/status/startEstimate/time"))) {
+        summary.estimated_start = *start;
+      }
+    }
     std::vector<GpuRequest> requests;
     for (const json* pod : members[summary.namespace_name + "/" + summary.name]) {
       ++summary.pods;
@@ -122,6 +130,11 @@ std::vector<WorkloadSummary> summarize_workloads(const json& pod_groups, const j
   return workloads;
 }
 
+std::string estimate_wait_text(double estimated_start, const std::string& estimate, double now) {
+  if (estimated_start > 0) return describe_wait(std::max(0.0, estimated_start - now));
+  return estimate.empty() ? std::string("-") : std::string("no estimate");
+}
+
 std::string age_text(double created, double now) {
   if (created <= 0) return "<unknown>";
   return wire::human_duration(std::chrono::seconds(static_cast<int64_t>(std::max(0.0, now - created))));
@@ -134,6 +147,7 @@ Table workload_table(const std::vector<WorkloadSummary>& workloads, bool all_nam
   if (all_namespaces) table.columns.push_back({"NAMESPACE"});
   for (const char* header : {"NAME", "QUEUE", "STATE", "GPUS", "PODS", "AGE", "REASON"}) table.columns.push_back({header});
   table.columns.push_back({"OWNER", true});
+  table.columns.push_back({"STARTS", true});
   table.columns.push_back({"MESSAGE", true});
   for (const WorkloadSummary& workload : workloads) {
     std::vector<std::string> row;
@@ -143,6 +157,7 @@ Table workload_table(const std::vector<WorkloadSummary>& workloads, bool all_nam
                              fmt::format("{}/{}", workload.bound, workload.min_member),
                              age_text(workload.created, now), shorten(reason, kReasonWidth),
                              workload.owner.empty() ? std::string("-") : workload.owner,
+                             estimate_wait_text(workload.estimated_start, workload.estimate, now),
                              workload.message.empty() ? std::string("-") : workload.message}) {
       row.push_back(std::move(cell));
     }
@@ -167,7 +182,9 @@ json workload_json(const std::vector<WorkloadSummary>& workloads) {
                      {"reason", workload.reason},
                      {"message", workload.message},
                      {"created", workload.created > 0 ? wire::format_time(workload.created) : ""},
-                     {"podNames", workload.pod_names}});
+                     {"podNames", workload.pod_names},
+                     {"estimatedStart", workload.estimated_start > 0 ? wire::format_time(workload.estimated_start) : ""},
+                     {"estimate", workload.estimate}});
   }
   return {{"kind", "WorkloadList"}, {"items", items}};
 }

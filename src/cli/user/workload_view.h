@@ -29,6 +29,10 @@ struct WorkloadSummary {
   std::string message;  // and its message
   double created = 0;   // Unix seconds
   std::vector<std::string> pod_names;
+  // While pending, the scheduler's start estimate (status.startEstimate): when (Unix seconds; 0:
+  // none) and what makes room, or why there is none.
+  double estimated_start = 0;
+  std::string estimate;
 };
 
 // "namespace/name" of the PodGroup each of Tessera's pods belongs to: its pod-group label, else
@@ -46,9 +50,13 @@ std::vector<WorkloadSummary> summarize_workloads(const nlohmann::json& pod_group
                                                  const std::map<std::string, std::string>& pod_group_of_pod);
 
 // `tessera list`: NAMESPACE (with -A), NAME, QUEUE, STATE, GPUS, PODS (bound/min), AGE, REASON;
-// wide adds OWNER and the whole message. `now` in Unix seconds.
+// wide adds OWNER, STARTS (the estimate's wait) and the whole message. `now` in Unix seconds.
 Table workload_table(const std::vector<WorkloadSummary>& workloads, bool all_namespaces, double now);
 nlohmann::json workload_json(const std::vector<WorkloadSummary>& workloads);
+
+// A start estimate read at `now`: "~35 min", "in the next cycle" (also once the expected time has
+// passed), "no estimate", or "-" where the status has none.
+std::string estimate_wait_text(double estimated_start, const std::string& estimate, double now);
 
 // kubectl's age of an object created at `created` (Unix seconds), "<unknown>" without one.
 std::string age_text(double created, double now);
