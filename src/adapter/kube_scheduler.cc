@@ -440,11 +440,12 @@ struct KubeScheduler::Impl {
     }
     keep_carried(*snapshot, carried);
     Decisions decisions = decide(*snapshot, before, *result);
-    if (options.start_estimates) estimate_starts_for(decisions, *snapshot, **policy, carried, now);
     const auto bind_start = Clock::now();
     const std::set<std::string> evicted = carry_out(decisions, observed, now);
     track_restarts(*snapshot, decisions, evicted, observed, now);
     cycle_timing.bind_seconds = seconds_since(bind_start);
+    // After the bindings, which need not wait for them: only the PodGroup status carries estimates.
+    if (options.start_estimates) estimate_starts_for(decisions, *snapshot, **policy, carried, now);
     cycle_timing.waiting = static_cast<int>(decisions.waiting.size());
     write_pod_groups(*snapshot, observed, now);
     write_status(*snapshot, *result, decisions, observed, now);
