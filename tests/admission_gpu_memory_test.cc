@@ -95,6 +95,32 @@ TEST(GpuMemoryWebhook, EveryContainerOfAGpuMemoryPodGetsThePreloadItsVariablesAn
   EXPECT_EQ(find_named(volumes, "tessera-gpumem-ledger")->at("hostPath")["path"], "/var/run/tessera-gpumem");
 }
 
+TEST(GpuMemoryWebhook, InitContainersGetTheSameInjectionAsContainers) {
+  json pod = gpu_memory_pod();
+  pod["spec"]["initContainers"] = json::parse(R"([
+      {"name": "warm-up", "image": "vllm", "env": [{"name": "LD_PRELOAD", "value": "/opt/libjemalloc.so"}]},
+      {"name": "fetch", "image": "fetcher", "volumeMounts": [{"name": "cache", "mountPath": "/cache"}]}])");
+  pod["spec"]["volumes"] = json::parse(R"([{"name": "cache", "emptyDir": {}}])");
+  const json after = admitted(pod);
+  const json& init = after["spec"]["initContainers"];
+  ASSERT_EQ(init.size(), 2u);
+  EXPECT_EQ(find_named(init[0]["env"], "LD_PRELOAD")->at("value"),
+            "/var/lib/tessera-gpumem/lib/libtessera-gpumem.so:/opt/libjemalloc.so");
+  for (const json& container : init) {
+    for (const char* variable : {"TESSERA_GPUMEM_LEDGER", "TESSERA_POD_UID", "TESSERA_GPU_MEMORY_LIMIT",
+                                 "TESSERA_GPU_MEMORY_REQUEST", "NVIDIA_VISIBLE_DEVICES"}) {
+      EXPECT_NE(find_named(container["env"], variable), nullptr) << container["name"] << " " << variable;
+    }
+    EXPECT_NE(find_named(container["env"], "LD_PRELOAD"), nullptr) << container.dump();
+    EXPECT_NE(find_named(container["volumeMounts"], "tessera-gpumem-lib"), nullptr) << container.dump();
+    EXPECT_NE(find_named(container["volumeMounts"], "tessera-gpumem-ledger"), nullptr) << container.dump();
+  }
+  EXPECT_NE(find_named(init[1]["volumeMounts"], "cache"), nullptr);
+  EXPECT_NE(find_named(after["spec"]["containers"][0]["env"], "LD_PRELOAD"), nullptr);
+  EXPECT_EQ(after["spec"]["volumes"].size(), 3u);  // the pod's own and the two folders, once each
+  EXPECT_EQ(admitted(after), after);
+}
+
 TEST(GpuMemoryWebhook, APodAlreadyInjectedIsLeftAlone) {
   const json once = admitted(gpu_memory_pod());
   const json response = response_to(review_of(once));

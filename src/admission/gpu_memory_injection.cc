@@ -65,8 +65,8 @@ void append_all(const std::string& path, const json& existing, const std::vector
 
 // LD_PRELOAD set as a value: the interposer goes first, so that its wrappers win over a library
 // the pod preloads for its own reasons. A variable from valueFrom cannot be combined and is kept.
-void prepend_preload(const json& env, std::size_t container, const std::string& library, Injection& injection,
-                     const std::string& container_name) {
+void prepend_preload(const json& env, const std::string& container_path, const std::string& library,
+                     Injection& injection, const std::string& container_name) {
   for (std::size_t i = 0; i < env.size(); ++i) {
     if (field_or_null(env[i], "name") != "LD_PRELOAD") continue;
     const json& value = field_or_null(env[i], "value");
@@ -79,13 +79,17 @@ void prepend_preload(const json& env, std::size_t container, const std::string& 
     const auto current = value.get<std::string>();
     if (current.find(library) != std::string::npos) return;
     injection.patch.push_back(json{{"op", "replace"},
-                                   {"path", fmt::format("/spec/containers/{}/env/{}/value", container, i)},
+                                   {"path", fmt::format("{}/env/{}/value", container_path, i)},
                                    {"value", current.empty() ? library : library + ":" + current}});
     return;
   }
 }
 
-void inject_container(const json& container, std::size_t index, const GpuMemoryLayout& layout, Injection& injection) {
+// `list` is "containers" or "initContainers": an init container may touch the GPU too (a model
+// warm-up, a cache fill), and its allocations count against the same request and limit.
+void inject_container(const json& container, const char* list, std::size_t index, const GpuMemoryLayout& layout,
+                      Injection& injection) {
+  const std::string path = fmt::format("/spec/{}/{}", list, index);
   const std::string name = field_or_null(container, "name").is_string()
                                ? field_or_null(container, "name").get<std::string>()
                                : std::to_string(index);
@@ -96,9 +100,9 @@ void inject_container(const json& container, std::size_t index, const GpuMemoryL
     if (!env_names.contains(variable["name"].get<std::string>())) variables.push_back(std::move(variable));
   }
   if (env_names.contains("LD_PRELOAD")) {
-    prepend_preload(env, index, layout.library_dir + "/" + layout.library_name, injection, name);
+    prepend_preload(env, path, layout.library_dir + "/" + layout.library_name, injection, name);
   }
-  append_all(fmt::format("/spec/containers/{}/env", index), env, variables, injection.patch);
+  append_all(path + "/env", env, variables, injection.patch);
 
   const json& mounts = field_or_null(container, "volumeMounts");
   std::set<std::string> mounted;  // volumes and paths the container already mounts
@@ -120,7 +124,7 @@ void inject_container(const json& container, std::size_t index, const GpuMemoryL
     injection.warnings.push_back(
         fmt::format("container {}: {} is already mounted from another volume and is kept", name, layout.ledger_dir));
   }
-  append_all(fmt::format("/spec/containers/{}/volumeMounts", index), mounts, new_mounts, injection.patch);
+  append_all(path + "/volumeMounts", mounts, new_mounts, injection.patch);
 }
 
 }  // namespace
@@ -136,9 +140,10 @@ Injection gpu_memory_injection(const nlohmann::json& pod, const GpuMemoryLayout&
   Injection injection;
   if (!wants_gpu_memory(pod)) return injection;
   const json& spec = pod["spec"];
-  const json& containers = field_or_null(spec, "containers");
-  if (containers.is_array()) {
-    for (std::size_t i = 0; i < containers.size(); ++i) inject_container(containers[i], i, layout, injection);
+  for (const char* list : {"initContainers", "containers"}) {
+    const json& containers = field_or_null(spec, list);
+    if (!containers.is_array()) continue;
+    for (std::size_t i = 0; i < containers.size(); ++i) inject_container(containers[i], list, i, layout, injection);
   }
   const json& volumes = field_or_null(spec, "volumes");
   const std::set<std::string> volume_names = names_in(volumes);

@@ -33,7 +33,7 @@ struct Injection {
 };
 
 // The patch that injects `pod` (a Pod object as JSON). Empty for a pod that does not want GPU
-// memory. In each container a variable the pod already sets, a volume it already mounts or a path
+// memory. In each container and init container a variable the pod already sets, a volume it already mounts or a path
 // it already mounts something at is kept as it is (the pod's own choice wins), except LD_PRELOAD
 // given as a value, which gets the interposer in front of the pod's libraries; so a pod already
 // injected gets an empty patch, and one that gained a container since (another webhook, on
