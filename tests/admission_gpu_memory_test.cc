@@ -80,6 +80,8 @@ TEST(GpuMemoryWebhook, EveryContainerOfAGpuMemoryPodGetsThePreloadItsVariablesAn
               "metadata.annotations['scheduling.tessera.dev/gpu-memory-resolver']");
     EXPECT_EQ(find_named(env, "NVIDIA_VISIBLE_DEVICES")->at("valueFrom")["fieldRef"]["fieldPath"],
               "metadata.annotations['scheduling.tessera.dev/gpu-index']");
+    EXPECT_EQ(find_named(env, "TESSERA_GPU_MEMORY_SWAP_SLICE_MS")->at("valueFrom")["fieldRef"]["fieldPath"],
+              "metadata.annotations['scheduling.tessera.dev/gpu-memory-swap-slice-ms']");
     const json& mounts = container.at("volumeMounts");
     ASSERT_NE(find_named(mounts, "tessera-gpumem-lib"), nullptr);
     EXPECT_EQ(find_named(mounts, "tessera-gpumem-lib")->at("mountPath"), "/var/lib/tessera-gpumem/lib");

@@ -26,6 +26,9 @@ inline constexpr std::string_view kGpuMemoryLimitAnnotation = "scheduling.tesser
 // allocation waits until memory frees), "priority" (processes of lower-priority or idle pods end),
 // "swap" (allocations move to host memory and back).
 inline constexpr std::string_view kGpuMemoryResolverAnnotation = "scheduling.tessera.dev/gpu-memory-resolver";
+// With the swap resolver: milliseconds the pod keeps device room while other swap pods wait
+// (docs/gpu-memory.md §Resolvers, time slices); the node reads it, the scheduler does not.
+inline constexpr std::string_view kGpuMemorySwapSliceAnnotation = "scheduling.tessera.dev/gpu-memory-swap-slice-ms";
 // "train" (default: preemptible), "interactive" or "inference" (default: not preemptible); which of
 // its queue's rules (spec.rules) apply.
 inline constexpr std::string_view kWorkloadTypeAnnotation = "scheduling.tessera.dev/workload-type";

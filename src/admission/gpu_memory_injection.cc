@@ -39,6 +39,8 @@ std::vector<json> interposer_variables(const GpuMemoryLayout& layout) {
            {"valueFrom", annotation_ref(adapter::kGpuMemoryLimitBytesAnnotation)}},
       json{{"name", "TESSERA_GPU_MEMORY_RESOLVER"},
            {"valueFrom", annotation_ref(adapter::kGpuMemoryResolverAnnotation)}},
+      json{{"name", "TESSERA_GPU_MEMORY_SWAP_SLICE_MS"},
+           {"valueFrom", annotation_ref(adapter::kGpuMemorySwapSliceAnnotation)}},
       json{{"name", "NVIDIA_VISIBLE_DEVICES"}, {"valueFrom", annotation_ref(adapter::kGpuIndexAnnotation)}},
   };
 }

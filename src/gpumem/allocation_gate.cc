@@ -50,7 +50,9 @@ GateResult acquire(Ledger& ledger, EntryHandle entry, std::uint64_t bytes, const
       evicted = !ledger.evict_for(entry, outcome.decision.shortfall, now).empty();
     }
     ledger.wait_for_release(entry.device, outcome.release_seq, std::min(left, options.poll_ns));
-    ledger.reclaim_dead_processes();
+    // A release woke it: try again at once. Only a wait that nothing ended scans the process table
+    // for holders that died (a death releases nothing).
+    if (ledger.release_seq(entry.device) == outcome.release_seq) ledger.reclaim_dead_processes();
   }
 }
 

@@ -80,6 +80,8 @@ using PFN_cuCtxSetCurrent = CUresult (*)(CUcontext context);
 using PFN_cuCtxGetCurrent = CUresult (*)(CUcontext* context);
 using PFN_cuCtxGetDevice = CUresult (*)(CUdevice* device);
 using PFN_cuCtxSynchronize = CUresult (*)();
+using PFN_cuStreamSynchronize = CUresult (*)(CUstream stream);
+using PFN_cuDeviceGetDefaultMemPool = CUresult (*)(CUmemoryPool* pool, CUdevice device);
 using PFN_cuMemAlloc_v2 = CUresult (*)(CUdeviceptr* dptr, std::size_t bytes);
 using PFN_cuMemAllocPitch_v2 = CUresult (*)(CUdeviceptr* dptr, std::size_t* pitch, std::size_t width_bytes,
                                             std::size_t height, unsigned int element_size_bytes);

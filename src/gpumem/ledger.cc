@@ -72,6 +72,21 @@ void copy_text(char* target, std::size_t capacity, const std::string& text) {
 
 bool valid_device(int device) { return device >= 0 && device < kMaxDevices; }
 
+// Wakes whoever sleeps on the device's release sequence: allocations waiting for room, and the
+// helper threads of swap pods waiting in line (a release, or the line moving on).
+void wake_sleepers(DeviceRecord& device) {
+  device.release_seq.fetch_add(1);
+  if (device.waiting.load() > 0) futex_wake_all(device.release_seq);
+}
+
+// An entry that waited for device room no longer does: the next swap pod in line has its turn,
+// and may sleep until something tells it so.
+void end_wait(DeviceRecord& device, EntryRecord& entry) {
+  if (entry.waiting_since_ns == 0) return;
+  entry.waiting_since_ns = 0;
+  wake_sleepers(device);
+}
+
 // The swap resolver's rotation: an entry moves allocations back to the device only when no other
 // swap entry on the device has waited for room longer (ties: lower slot first), so pods that were
 // moved out come back in the order they left and a pod that made room is served before them.
@@ -223,8 +238,10 @@ EntryHandle Ledger::put_entry(const EntrySpec& spec) {
     copy_text(entry.uid, sizeof(entry.uid), spec.uid);
     entry.device = spec.device;
     entry.last_active_ns = monotonic_ns();
+    entry.swap_slice_ns = kDefaultSwapSliceNs;
     entry.state = kSlotLive;
   }
+  if (spec.swap_slice_ns >= 0) entry.swap_slice_ns = spec.swap_slice_ns;
   device.committed -= entry.used > entry.request ? entry.used : entry.request;
   entry.request = spec.request;
   entry.limit = spec.limit;
@@ -233,6 +250,13 @@ EntryHandle Ledger::put_entry(const EntrySpec& spec) {
   entry.resolver = spec.resolver;
   copy_text(entry.name, sizeof(entry.name), spec.name.empty() ? spec.uid : spec.name);
   return {slot, entry.generation, spec.device};
+}
+
+void Ledger::set_swap_slice(EntryHandle handle, std::int64_t slice_ns) {
+  if (!handle.valid() || !valid_device(handle.device) || slice_ns < 0) return;
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  if (EntryRecord* entry = live_entry(handle)) entry->swap_slice_ns = slice_ns;
 }
 
 bool Ledger::remove_entry(int slot) {
@@ -310,7 +334,9 @@ ChargeOutcome Ledger::charge(EntryHandle handle, std::uint64_t bytes, std::int64
     if (entry.used > entry.peak_used) entry.peak_used = entry.used;
     entry.last_active_ns = now_ns;
     ++entry.grants;
-    if (entry.in_host == 0) entry.waiting_since_ns = 0;  // served: its turn is over
+    // Its slice runs from when it got room after waiting (or first got room at all).
+    if (entry.waiting_since_ns != 0 || entry.resident_since_ns == 0) entry.resident_since_ns = now_ns;
+    if (entry.in_host == 0) end_wait(device, entry);  // served: its turn is over
     device.used += bytes;
     if (device.used > device.peak_used) device.peak_used = device.used;
     device.committed += outcome.decision.commit_increase;
@@ -358,7 +384,7 @@ void Ledger::release_host_locked(int slot, int process_slot, int device, std::ui
   if (bytes > entry.in_host) bytes = entry.in_host;
   process.in_host[device] -= bytes;
   entry.in_host -= bytes;
-  if (entry.in_host == 0) entry.waiting_since_ns = 0;
+  if (entry.in_host == 0) end_wait(layout_->devices[device], entry);
 }
 
 ChargeOutcome Ledger::move_to_device(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
@@ -387,11 +413,38 @@ ChargeOutcome Ledger::move_to_device(EntryHandle handle, std::uint64_t bytes, st
   entry->used += bytes;
   if (entry->used > entry->peak_used) entry->peak_used = entry->used;
   entry->last_active_ns = now_ns;
+  entry->resident_since_ns = now_ns;  // its slice starts again
   ++entry->swap_ins;
   device.used += bytes;
   if (device.used > device.peak_used) device.peak_used = device.used;
   device.committed += outcome.decision.commit_increase;
   return outcome;
+}
+
+std::vector<int> Ledger::choose_movers(const EntryRecord& requester, int device, std::uint64_t shortfall,
+                                      std::int64_t now_ns, bool past_slice_only, std::int64_t* next_slice_end_ns) {
+  std::vector<VictimCandidate> candidates;
+  for (int slot = 0; slot < kMaxEntries; ++slot) {
+    const EntryRecord& entry = layout_->entries[slot];
+    if (entry.state != kSlotLive || entry.device != device || entry.resolver != Resolver::kSwap ||
+        entry.move_out_requested != 0 || entry.used <= entry.request || std::strcmp(entry.uid, requester.uid) == 0) {
+      continue;
+    }
+    if (past_slice_only) {
+      const std::int64_t slice_end = entry.resident_since_ns + entry.swap_slice_ns;
+      if (slice_end > now_ns) {
+        if (entry.priority <= requester.priority && (*next_slice_end_ns == 0 || slice_end < *next_slice_end_ns)) {
+          *next_slice_end_ns = slice_end;
+        }
+        continue;
+      }
+    }
+    const bool idle = now_ns - entry.last_active_ns > layout_->idle_after_ns;
+    candidates.push_back({slot, entry.priority, idle, entry.used - entry.request});
+  }
+  std::vector<int> chosen = choose_swap_outs(candidates, requester.priority, shortfall);
+  for (int slot : chosen) layout_->entries[slot].move_out_requested = 1;
+  return chosen;
 }
 
 std::vector<int> Ledger::move_out_for(EntryHandle handle, std::uint64_t shortfall, std::int64_t now_ns) {
@@ -403,21 +456,30 @@ std::vector<int> Ledger::move_out_for(EntryHandle handle, std::uint64_t shortfal
     EntryRecord* requester = live_entry(handle);
     if (requester == nullptr) return {};
     if (requester->waiting_since_ns == 0) requester->waiting_since_ns = now_ns;
-    std::vector<VictimCandidate> candidates;
-    for (int slot = 0; slot < kMaxEntries; ++slot) {
-      const EntryRecord& entry = layout_->entries[slot];
-      if (entry.state != kSlotLive || entry.device != handle.device || entry.resolver != Resolver::kSwap ||
-          entry.move_out_requested != 0 || entry.used <= entry.request || std::strcmp(entry.uid, requester->uid) == 0) {
-        continue;
-      }
-      const bool idle = now_ns - entry.last_active_ns > layout_->idle_after_ns;
-      candidates.push_back({slot, entry.priority, idle, entry.used - entry.request});
-    }
-    chosen = choose_swap_outs(candidates, requester->priority, shortfall);
-    for (int slot : chosen) layout_->entries[slot].move_out_requested = 1;
+    // Behind swap pods that already wait, it takes its place in line: the room is theirs first.
+    if (!has_turn(*layout_, handle.slot)) return {};
+    std::int64_t unused = 0;
+    chosen = choose_movers(*requester, handle.device, shortfall, now_ns, false, &unused);
   }
   signal_processes(handle.device, chosen, kRequestMoveOut);
   return chosen;
+}
+
+Ledger::Rotation Ledger::rotate_for(EntryHandle handle, std::uint64_t shortfall, std::int64_t now_ns) {
+  if (!handle.valid() || !valid_device(handle.device)) return {};
+  Rotation rotation;
+  {
+    DeviceRecord& device = layout_->devices[handle.device];
+    LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+    EntryRecord* requester = live_entry(handle);
+    // Only the head of the line asks: the others would move pods out for room they may not take.
+    if (requester == nullptr || requester->waiting_since_ns == 0 || !has_turn(*layout_, handle.slot)) return {};
+    std::int64_t next_slice_end = 0;
+    rotation.moving_out = choose_movers(*requester, handle.device, shortfall, now_ns, true, &next_slice_end);
+    if (rotation.moving_out.empty() && next_slice_end > 0) rotation.wake_in_ns = next_slice_end - now_ns;
+  }
+  signal_processes(handle.device, rotation.moving_out, kRequestMoveOut);
+  return rotation;
 }
 
 bool Ledger::move_to_host(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
@@ -435,13 +497,21 @@ bool Ledger::move_to_host(EntryHandle handle, std::uint64_t bytes, std::int64_t 
   return true;
 }
 
-bool Ledger::finish_move_out(EntryHandle handle) {
+bool Ledger::move_out_requested(EntryHandle handle) {
+  if (!handle.valid() || !valid_device(handle.device)) return false;
+  DeviceRecord& device = layout_->devices[handle.device];
+  LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
+  const EntryRecord* entry = live_entry(handle);
+  return entry != nullptr && entry->move_out_requested != 0;
+}
+
+bool Ledger::finish_move_out(EntryHandle handle, bool moved) {
   if (!handle.valid() || !valid_device(handle.device)) return false;
   DeviceRecord& device = layout_->devices[handle.device];
   LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
   EntryRecord* entry = live_entry(handle);
   if (entry == nullptr) return false;
-  ++entry->moved_out;
+  if (moved) ++entry->moved_out;
   if (entry->move_out_requested != 0 && entry->used > entry->request) return true;
   entry->move_out_requested = 0;
   return false;
@@ -452,7 +522,7 @@ void Ledger::stop_waiting(EntryHandle handle) {
   DeviceRecord& device = layout_->devices[handle.device];
   LedgerLock lock(device.lock, repair_device, *layout_, handle.device);
   EntryRecord* entry = live_entry(handle);
-  if (entry != nullptr && entry->in_host == 0) entry->waiting_since_ns = 0;
+  if (entry != nullptr && entry->in_host == 0) end_wait(device, *entry);
 }
 
 void Ledger::release(EntryHandle handle, std::uint64_t bytes, std::int64_t now_ns) {
@@ -475,8 +545,7 @@ void Ledger::release_locked(int slot, int process_slot, int device_index, std::u
   if (entry.used == 0) entry.evict_requested = 0;
   if (entry.used <= entry.request) entry.move_out_requested = 0;  // nothing left to move out
   entry.last_active_ns = now_ns;
-  device.release_seq.fetch_add(1);
-  if (device.waiting.load() > 0) futex_wake_all(device.release_seq);
+  wake_sleepers(device);
 }
 
 Ledger::View Ledger::view(EntryHandle handle) {
@@ -545,6 +614,8 @@ void Ledger::signal_processes(int device, const std::vector<int>& slots, std::ui
       }
     }
   }
+  // A process whose allocations wait in host memory sleeps on the device's release sequence.
+  wake_sleepers(layout_->devices[device]);
 }
 
 std::atomic<std::uint32_t>* Ledger::end_request_word() {
@@ -576,7 +647,7 @@ std::uint64_t Ledger::reclaim_dead_processes() {
       release_host_locked(process.entry_of[device], slot, device, process.in_host[device]);
       release_locked(process.entry_of[device], slot, device, process.used[device], now);
       EntryRecord& entry = layout_->entries[process.entry_of[device]];
-      if (entry.in_host == 0) entry.waiting_since_ns = 0;  // a waiter that died holds no turn
+      if (entry.in_host == 0) end_wait(record, entry);  // a waiter that died holds no turn
       process.entry_of[device] = -1;
     }
     process.state = kSlotFree;

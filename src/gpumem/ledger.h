@@ -23,6 +23,9 @@ struct EntrySpec {
   Resolver resolver = Resolver::kWait;
   std::uint64_t request = 0;
   std::uint64_t limit = 0;
+  // The swap time slice; negative: the default for a new entry, and unchanged for an existing one
+  // (the node agent does not know it; the pod's processes set it, set_swap_slice).
+  std::int64_t swap_slice_ns = -1;
 };
 
 // An entry as cached by a process: the slot and the generation it had, so a reused slot is noticed.
@@ -58,6 +61,7 @@ class Ledger {
   // Creates the (uid, device) entry or updates its request, limit, priority and resolver.
   // Invalid when the table is full.
   EntryHandle put_entry(const EntrySpec& spec);
+  void set_swap_slice(EntryHandle entry, std::int64_t slice_ns);
   // Frees an entry that nothing uses any more; false while a live process still charges it.
   bool remove_entry(int slot);
 
@@ -81,14 +85,28 @@ class Ledger {
   ChargeOutcome move_to_device(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
   // The swap resolver making room: picks the swap pods on the entry's device whose allocations
   // move to host memory so that it gets `shortfall` bytes (choose_swap_outs), marks the entry as
-  // waiting for its turn, and asks the chosen pods' processes to move out. The chosen slots.
+  // waiting for its turn, and asks the chosen pods' processes to move out. The chosen slots; none
+  // when another swap pod on the device has waited longer (the entry waits behind it).
   std::vector<int> move_out_for(EntryHandle entry, std::uint64_t shortfall, std::int64_t now_ns);
+  // The swap resolver's time slice: when the entry waits for device room and has its turn, asks
+  // the swap pods on the device that have held room above their request for their whole slice
+  // (and are of no higher priority) to move out, as move_out_for does. `wake_in_ns`: how long
+  // until the next such slice ends (0 when none runs), so that the waiter looks again then.
+  struct Rotation {
+    std::vector<int> moving_out;
+    std::int64_t wake_in_ns = 0;
+  };
+  Rotation rotate_for(EntryHandle entry, std::uint64_t shortfall, std::int64_t now_ns);
   // An allocation of this process moved from the device to host memory: credited on the device,
   // charged in host memory. False when the entry is stale.
   bool move_to_host(EntryHandle entry, std::uint64_t bytes, std::int64_t now_ns);
-  // The process moved out what it could for a move_out_for request; true while the entry still
-  // uses more than its request on the device (another of its processes may hold the rest).
-  bool finish_move_out(EntryHandle entry);
+  // The process moved out what it could for a move_out_for request (`moved`: something); true
+  // while the entry still uses more than its request on the device (another of its processes, or
+  // an allocation of this one not yet recorded, may hold the rest).
+  bool finish_move_out(EntryHandle entry, bool moved);
+  // Whether the entry's processes are asked to move out (an allocation recorded after its
+  // process's helper thread answered the request must follow).
+  bool move_out_requested(EntryHandle entry);
   // The entry no longer waits for a turn (its allocation was placed elsewhere or refused).
   void stop_waiting(EntryHandle entry);
 
@@ -102,7 +120,10 @@ class Ledger {
 
   // Sleeps until a release on `device` after the sequence `seen` (a ChargeOutcome's, taken under
   // the device lock, so no release between the decision and the sleep is missed), or `timeout_ns`.
+  // Also woken when another pod asks a process charging the device for something (signal_processes):
+  // a process whose allocations wait in host memory sleeps here, not on its own request word.
   void wait_for_release(int device, std::uint32_t seen, std::int64_t timeout_ns);
+  std::uint32_t release_seq(int device) const { return layout_->devices[device].release_seq.load(); }
   // Counts an allocation that starts waiting, or one refused after waiting its whole timeout.
   void count_wait(EntryHandle entry, bool timed_out);
 
@@ -120,6 +141,9 @@ class Ledger {
   Ledger(std::string path, int fd, LedgerLayout* layout);
   void release_locked(int slot, int process, int device, std::uint64_t bytes, std::int64_t now_ns);
   void release_host_locked(int slot, int process, int device, std::uint64_t bytes);
+  // The swap pods move_out_for and rotate_for choose for `requester`, marked; under the device lock.
+  std::vector<int> choose_movers(const EntryRecord& requester, int device, std::uint64_t shortfall, std::int64_t now_ns,
+                                 bool past_slice_only, std::int64_t* next_slice_end_ns);
   // Sets `request` in the helper-thread word of every live process charging one of `slots` on `device`.
   void signal_processes(int device, const std::vector<int>& slots, std::uint32_t request);
   // The entry behind a handle, under its device's lock held by the caller; null when stale.

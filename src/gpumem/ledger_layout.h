@@ -13,7 +13,7 @@
 namespace tessera::gpumem {
 
 inline constexpr std::uint32_t kLedgerMagic = 0x314d4754;  // "TGM1"
-inline constexpr std::uint32_t kLedgerVersion = 2;
+inline constexpr std::uint32_t kLedgerVersion = 3;
 inline constexpr int kMaxDevices = 16;
 inline constexpr int kMaxEntries = 256;
 inline constexpr int kMaxProcesses = 1024;
@@ -56,7 +56,15 @@ struct EntryRecord {
   std::int64_t waiting_since_ns;
   std::uint32_t move_out_requested;  // another swap pod asked this one's processes to move out
   std::uint32_t moved_out;           // times its processes moved their allocations to host memory
+  // The swap resolver's time slice: how long the entry may keep device room above its request
+  // while other swap pods wait for it, counted from when it last got that room.
+  std::int64_t swap_slice_ns;
+  std::int64_t resident_since_ns;
 };
+
+// A swap pod's time slice when its pod names none (TESSERA_GPU_MEMORY_SWAP_SLICE_MS): long
+// against the seconds a move of tens of GiB across the bus takes, short against a queue of users.
+inline constexpr std::int64_t kDefaultSwapSliceNs = std::int64_t{10} * 1000000000;
 
 struct DeviceRecord {
   pthread_mutex_t lock;    // robust and process-shared: a holder that dies does not wedge the node

@@ -65,6 +65,9 @@ PodSettings read_pod_settings(const EnvironmentLookup& lookup) {
   if (auto timeout = read_bytes(lookup, "TESSERA_GPUMEM_WAIT_TIMEOUT_MS", settings.problems)) {
     settings.wait_timeout_ns = static_cast<std::int64_t>(*timeout) * 1000000;
   }
+  if (auto slice = read_bytes(lookup, "TESSERA_GPU_MEMORY_SWAP_SLICE_MS", settings.problems)) {
+    settings.swap_slice_ns = static_cast<std::int64_t>(*slice) * 1000000;
+  }
   return settings;
 }
 

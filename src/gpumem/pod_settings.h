@@ -9,6 +9,7 @@
 //   TESSERA_GPUMEM_LEDGER           the ledger file (default /var/run/tessera-gpumem/ledger)
 //   TESSERA_GPU_DEVICE_MEMORY       a device's capacity when no agent set one (default: the driver's)
 //   TESSERA_GPUMEM_WAIT_TIMEOUT_MS  how long an allocation may wait on collision (default 30000)
+//   TESSERA_GPU_MEMORY_SWAP_SLICE_MS  a swap pod's time slice while others wait (default 10000)
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,7 @@ struct PodSettings {
   std::vector<int> visible_devices;  // node index per ordinal; empty: the ordinal is the index
   std::uint64_t device_memory = 0;   // 0: ask the driver
   std::int64_t wait_timeout_ns = std::int64_t{30} * 1000000000;
+  std::int64_t swap_slice_ns = -1;  // negative: not set (the entry keeps its own, or the default)
   std::vector<std::string> problems;  // values that could not be read, each naming the variable
 };
 

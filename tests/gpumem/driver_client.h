@@ -25,6 +25,8 @@ struct DriverClient {
   PFN_cuMemAllocPitch_v2 mem_alloc_pitch = nullptr;
   PFN_cuMemAllocManaged mem_alloc_managed = nullptr;
   PFN_cuMemAllocAsync mem_alloc_async = nullptr;
+  PFN_cuMemAllocFromPoolAsync mem_alloc_from_pool_async = nullptr;
+  PFN_cuDeviceGetDefaultMemPool device_get_default_mem_pool = nullptr;
   PFN_cuMemFree_v2 mem_free = nullptr;
   PFN_cuMemFreeAsync mem_free_async = nullptr;
   PFN_cuMemGetInfo_v2 mem_get_info = nullptr;
@@ -76,6 +78,8 @@ inline DriverClient open_driver(bool via_proc_address, int ordinal = 0) {
   find("cuMemAllocPitch", "cuMemAllocPitch_v2", client.mem_alloc_pitch, true);
   find("cuMemAllocManaged", "cuMemAllocManaged", client.mem_alloc_managed, false);
   find("cuMemAllocAsync", "cuMemAllocAsync", client.mem_alloc_async, false);
+  find("cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync", client.mem_alloc_from_pool_async, false);
+  find("cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool", client.device_get_default_mem_pool, false);
   find("cuMemFree", "cuMemFree_v2", client.mem_free, true);
   find("cuMemFreeAsync", "cuMemFreeAsync", client.mem_free_async, false);
   find("cuMemGetInfo", "cuMemGetInfo_v2", client.mem_get_info, true);

@@ -70,6 +70,7 @@ struct FakeAllocation {
   int device;
   bool mapped;    // mmap'd (large) rather than from the heap (small)
   bool resident;  // counted on its device: always, except managed memory until prefetched there
+  bool managed;   // cuMemAllocManaged's: a real driver frees it with cuMemFree only, never stream-ordered
 };
 
 // Small allocations come from the heap, so that the fake's own cost stays small beside what the
@@ -109,7 +110,7 @@ class FakeDriver {
     }
     *pointer = reinterpret_cast<CUdeviceptr>(memory);
     std::lock_guard lock(mutex_);
-    allocations_[*pointer] = {bytes, device, mapped, resident};
+    allocations_[*pointer] = {bytes, device, mapped, resident, !resident};
     return CUDA_SUCCESS;
   }
 
@@ -131,13 +132,13 @@ class FakeDriver {
     return CUDA_SUCCESS;
   }
 
-  CUresult release(CUdeviceptr pointer) {
+  CUresult release(CUdeviceptr pointer, bool stream_ordered = false) {
     if (pointer == 0) return CUDA_SUCCESS;
     FakeAllocation allocation;
     {
       std::lock_guard lock(mutex_);
       auto found = allocations_.find(pointer);
-      if (found == allocations_.end()) return CUDA_ERROR_INVALID_VALUE;
+      if (found == allocations_.end() || (stream_ordered && found->second.managed)) return CUDA_ERROR_INVALID_VALUE;
       allocation = found->second;
       allocations_.erase(found);
     }
@@ -258,9 +259,9 @@ CUresult allocate_on_current(CUdeviceptr* dptr, std::size_t bytes) {
   return fake().allocate(current_device, bytes, dptr);
 }
 
-CUresult release_any(CUdeviceptr dptr) {
+CUresult release_any(CUdeviceptr dptr, bool stream_ordered = false) {
   if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
-  return fake().release(dptr);
+  return fake().release(dptr, stream_ordered);
 }
 
 }  // namespace
@@ -358,8 +359,19 @@ FAKE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, std::size_t* pitch, s
 }
 
 FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) { return release_any(dptr); }
-FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream) { return release_any(dptr); }
-FAKE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream) { return release_any(dptr); }
+FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream) { return release_any(dptr, true); }
+FAKE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream) { return release_any(dptr, true); }
+
+// The fake runs nothing on streams: synchronising one only checks the context. Every device has
+// one default pool, whose handle names the device.
+FAKE_EXPORT CUresult cuStreamSynchronize(CUstream) { return check_context(); }
+FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream) { return check_context(); }
+FAKE_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice device) {
+  if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+  if (pool == nullptr || device < 0 || device >= fake().state().devices) return CUDA_ERROR_INVALID_VALUE;
+  *pool = reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x1000 + device));
+  return CUDA_SUCCESS;
+}
 
 FAKE_EXPORT CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total) {
   if (CUresult status = check_context(); status != CUDA_SUCCESS) return status;
@@ -463,6 +475,9 @@ void* fake_lookup(const char* symbol, int cuda_version, cuuint64_t flags) {
       FAKE_ENTRY(cuMemFree_v2),
       FAKE_ENTRY(cuMemFreeAsync),
       FAKE_ENTRY(cuMemFreeAsync_ptsz),
+      FAKE_ENTRY(cuStreamSynchronize),
+      FAKE_ENTRY(cuStreamSynchronize_ptsz),
+      FAKE_ENTRY(cuDeviceGetDefaultMemPool),
       FAKE_ENTRY(cuMemGetInfo_v2),
       FAKE_ENTRY(cuMemcpyHtoD_v2),
       FAKE_ENTRY(cuMemcpyDtoH_v2),

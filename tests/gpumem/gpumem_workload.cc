@@ -14,10 +14,13 @@
 //                                                  stdin — or with `die`, ends without freeing; with
 //                                                  `die-leaving-child`, first forks a child that lives
 //                                                  until the end of stdin
-//   gpumem_workload swap-hold BYTES                allocates and writes a pattern, prints held=1; at
+//   gpumem_workload swap-hold BYTES [KIND]         allocates and writes a pattern, prints held=1; at
 //                                                  each line of stdin asks cuMemGetInfo (where a swap
 //                                                  pod's allocation moves back) and checks the pattern
-//                                                  (intact=1); frees at end of stdin
+//                                                  (intact=1); frees at end of stdin. KIND: alloc
+//                                                  (cuMemAlloc, the default), pitch (cuMemAllocPitch,
+//                                                  64 rows), async (cuMemAllocAsync), pool
+//                                                  (cuMemAllocFromPoolAsync, the default pool)
 //   gpumem_workload alloc BYTES                    one allocation: its result and how long it took
 //   gpumem_workload fake-stats                     the fake driver's own count of device 0's peak use
 // Options before the command: --proc (entry points through cuGetProcAddress, as CUDA 12 runtimes).
@@ -369,17 +372,54 @@ int hold(std::uint64_t bytes, const std::string& ending) {
   return 0;
 }
 
-int swap_hold(std::uint64_t bytes) {
-  DriverClient cuda = open_driver(via_proc_address);
+// One allocation of about `bytes` by `kind` (swap-hold's KIND): where it starts and where its
+// last 4096 usable bytes start (for pitch, the start of the last row), and how it is freed.
+struct HeldAllocation {
+  CUresult result = CUDA_ERROR_INVALID_VALUE;
   CUdeviceptr pointer = 0;
-  const CUresult result = cuda.mem_alloc(&pointer, bytes);
-  std::printf("held=%d\n", result == CUDA_SUCCESS ? 1 : 0);
+  CUdeviceptr last = 0;
+  bool stream_ordered = false;
+};
+
+HeldAllocation allocate_kind(DriverClient& cuda, std::uint64_t bytes, const std::string& kind) {
+  HeldAllocation held;
+  if (kind == "alloc") {
+    held.result = cuda.mem_alloc(&held.pointer, bytes);
+    held.last = held.pointer + bytes - 4096;
+  } else if (kind == "pitch") {
+    constexpr std::size_t kRows = 64;
+    std::size_t pitch = 0;
+    held.result = cuda.mem_alloc_pitch(&held.pointer, &pitch, bytes / kRows, kRows, 4);
+    held.last = held.pointer + pitch * (kRows - 1);
+  } else if (kind == "async" && cuda.mem_alloc_async != nullptr && cuda.mem_free_async != nullptr) {
+    held.result = cuda.mem_alloc_async(&held.pointer, bytes, nullptr);
+    held.last = held.pointer + bytes - 4096;
+    held.stream_ordered = true;
+  } else if (kind == "pool" && cuda.mem_alloc_from_pool_async != nullptr && cuda.device_get_default_mem_pool != nullptr &&
+             cuda.mem_free_async != nullptr) {
+    CUmemoryPool pool = nullptr;
+    held.result = cuda.device_get_default_mem_pool(&pool, 0);
+    if (held.result == CUDA_SUCCESS) held.result = cuda.mem_alloc_from_pool_async(&held.pointer, bytes, pool, nullptr);
+    held.last = held.pointer + bytes - 4096;
+    held.stream_ordered = true;
+  } else {
+    std::fprintf(stderr, "swap-hold: kind %s is not alloc, pitch, async or pool, or the driver lacks it\n", kind.c_str());
+  }
+  if (held.stream_ordered && held.result == CUDA_SUCCESS) held.result = cuda.ctx_synchronize();
+  return held;
+}
+
+int swap_hold(std::uint64_t bytes, const std::string& kind) {
+  DriverClient cuda = open_driver(via_proc_address);
+  const HeldAllocation held = allocate_kind(cuda, bytes, kind);
+  std::printf("held=%d\n", held.result == CUDA_SUCCESS ? 1 : 0);
   std::fflush(stdout);
-  if (result != CUDA_SUCCESS) return 1;
+  if (held.result != CUDA_SUCCESS) return 1;
+  const CUdeviceptr pointer = held.pointer;
   // A pattern at both ends of the allocation, written where the allocation first lies.
   std::vector<std::uint64_t> pattern(512), readback(512);
   for (std::size_t word = 0; word < pattern.size(); ++word) pattern[word] = 0x5eed0000u + word * 2654435761u;
-  const CUdeviceptr ends[] = {pointer, pointer + bytes - 4096};
+  const CUdeviceptr ends[] = {pointer, held.last};
   for (CUdeviceptr end : ends) cuda.memcpy_htod(end, pattern.data(), 4096);
   char line[64];
   FILE* input = fdopen(0, "r");
@@ -394,7 +434,10 @@ int swap_hold(std::uint64_t bytes) {
     std::printf("intact=%d\n", intact ? 1 : 0);
     std::fflush(stdout);
   }
-  return cuda.mem_free(pointer) == CUDA_SUCCESS ? 0 : 1;
+  const CUresult freed = held.stream_ordered ? cuda.mem_free_async(pointer, nullptr) : cuda.mem_free(pointer);
+  if (freed != CUDA_SUCCESS) std::fprintf(stderr, "swap-hold: the free failed: CUDA error %d\n", freed);
+  if (freed == CUDA_SUCCESS && held.stream_ordered) cuda.ctx_synchronize();
+  return freed == CUDA_SUCCESS ? 0 : 1;
 }
 
 int alloc_once(std::uint64_t bytes) {
@@ -449,7 +492,7 @@ int main(int argc, char** argv) {
   if (command == "wait-latency" && count == 2) return wait_latency(static_cast<int>(number(rest[0])), number(rest[1]));
   if (command == "hold" && (count == 1 || count == 2)) return hold(number(rest[0]), count == 2 ? rest[1] : "");
   if (command == "alloc" && count == 1) return alloc_once(number(rest[0]));
-  if (command == "swap-hold" && count == 1) return swap_hold(number(rest[0]));
+  if (command == "swap-hold" && (count == 1 || count == 2)) return swap_hold(number(rest[0]), count == 2 ? rest[1] : "alloc");
   if (command == "fake-stats" && count == 0) return fake_stats();
   return usage();
 }

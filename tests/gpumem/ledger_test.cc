@@ -272,5 +272,59 @@ TEST_F(LedgerTest, ThePriorityResolverMarksExactlyTheLowerPriorityPodsThatFreeEn
   EXPECT_TRUE(asking->evict_for(asking_entry, outcome.decision.shortfall, monotonic_ns()).empty());
 }
 
+// The time slice on a test clock (the times are the ledger's arguments, not the machine's): a swap
+// pod keeps the device room it got until its slice is over, then the pod at the head of the line
+// has it moved out; the others in line ask nothing, and a pod of higher priority is never moved
+// out for a lower one.
+TEST_F(LedgerTest, ASwapPodKeepsItsRoomForItsSliceThenTheHeadOfTheLineHasItMovedOut) {
+  auto resident = open_as_process("resident");
+  auto first = open_as_process("first");
+  auto second = open_as_process("second");
+  resident->set_capacity(0, 10 * kGiB, false);
+  auto swap_spec = [](const std::string& uid, std::int32_t priority) {
+    EntrySpec entry = spec(uid, 0, 8 * kGiB, priority);
+    entry.resolver = Resolver::kSwap;
+    entry.swap_slice_ns = 1000;
+    return entry;
+  };
+  const EntryHandle resident_entry = resident->put_entry(swap_spec("resident", 0));
+  const EntryHandle first_entry = first->put_entry(swap_spec("first", 0));
+  const EntryHandle second_entry = second->put_entry(swap_spec("second", 0));
+  ASSERT_EQ(resident->charge(resident_entry, 8 * kGiB, 1000).decision.verdict, ChargeVerdict::kGrant);
+  ASSERT_TRUE(first->charge_host(first_entry, 6 * kGiB, 1100));  // in line from 1100
+  ASSERT_TRUE(second->charge_host(second_entry, 6 * kGiB, 1200));
+  const std::uint32_t asked_before = resident->end_request_word()->load();
+
+  const Ledger::Rotation early = first->rotate_for(first_entry, 4 * kGiB, 1500);
+  EXPECT_TRUE(early.moving_out.empty());
+  EXPECT_EQ(early.wake_in_ns, 500);  // the resident's slice ends at 2000
+  EXPECT_TRUE(second->rotate_for(second_entry, 4 * kGiB, 2500).moving_out.empty());  // not its turn
+  EXPECT_EQ(resident->end_request_word()->load(), asked_before);
+
+  const Ledger::Rotation due = first->rotate_for(first_entry, 4 * kGiB, 2000);
+  EXPECT_EQ(due.moving_out, std::vector<int>{resident_entry.slot});
+  EXPECT_NE(resident->end_request_word()->load() & kRequestMoveOut, 0u);
+  EXPECT_TRUE(first->rotate_for(first_entry, 4 * kGiB, 2100).moving_out.empty());  // asked once
+
+  // The resident moves out; `first` moves in and its slice starts; `second` is next in line.
+  ASSERT_TRUE(resident->move_to_host(resident_entry, 8 * kGiB, 2200));
+  EXPECT_FALSE(resident->finish_move_out(resident_entry, true));
+  EXPECT_EQ(second->move_to_device(second_entry, 6 * kGiB, 2300).decision.verdict, ChargeVerdict::kCollision);
+  EXPECT_EQ(first->move_to_device(first_entry, 6 * kGiB, 2300).decision.verdict, ChargeVerdict::kGrant);
+  EXPECT_EQ(second->rotate_for(second_entry, 4 * kGiB, 3299).wake_in_ns, 1);
+  EXPECT_EQ(second->rotate_for(second_entry, 4 * kGiB, 3300).moving_out, std::vector<int>{first_entry.slot});
+
+  // A pod of higher priority keeps the device past its slice; a waiter of lower priority waits for
+  // a free, with no slice end to wake for.
+  ASSERT_TRUE(first->move_to_host(first_entry, 6 * kGiB, 3400));
+  first->finish_move_out(first_entry, true);
+  EntrySpec higher = swap_spec("second", 9);
+  second->put_entry(higher);
+  EXPECT_EQ(second->move_to_device(second_entry, 6 * kGiB, 3500).decision.verdict, ChargeVerdict::kGrant);
+  const Ledger::Rotation lower = resident->rotate_for(resident_entry, 4 * kGiB, 9000);
+  EXPECT_TRUE(lower.moving_out.empty());
+  EXPECT_EQ(lower.wake_in_ns, 0);
+}
+
 }  // namespace
 }  // namespace tessera::gpumem

@@ -22,6 +22,7 @@ TEST(PodSettings, ReadsThePodFromTheEnvironmentTesseraWritesAtBinding) {
                                      {"TESSERA_GPU_MEMORY_RESOLVER", "priority"},
                                      {"TESSERA_POD_PRIORITY", "1000"},
                                      {"NVIDIA_VISIBLE_DEVICES", "3,5"},
+                                     {"TESSERA_GPU_MEMORY_SWAP_SLICE_MS", "2500"},
                                      {"TESSERA_GPUMEM_LEDGER", "/x/ledger"}});
   EXPECT_TRUE(settings.problems.empty());
   EXPECT_EQ(settings.uid, "7d1c");
@@ -30,6 +31,8 @@ TEST(PodSettings, ReadsThePodFromTheEnvironmentTesseraWritesAtBinding) {
   EXPECT_EQ(settings.resolver, Resolver::kPriority);
   EXPECT_EQ(settings.priority, 1000);
   EXPECT_EQ(settings.ledger_path, "/x/ledger");
+  EXPECT_EQ(settings.swap_slice_ns, std::int64_t{2500} * 1000000);
+  EXPECT_EQ(read({{"TESSERA_GPU_MEMORY_SWAP_SLICE_MS", ""}}).swap_slice_ns, -1);  // an absent annotation: unset
   EXPECT_EQ(node_device(settings, 0), 3);
   EXPECT_EQ(node_device(settings, 1), 5);
 }

@@ -68,14 +68,37 @@ CUresult charged_free(std::uint64_t key, bool vmm_handle, Function function, Arg
   return result;
 }
 
-constexpr std::size_t kPitchAlignment = 512;
+// cuMemFreeAsync: a swap pod's stream-ordered allocation was made as managed memory, which the
+// driver frees only with cuMemFree. The free must still come after the work queued on `stream`
+// before it (the stream-ordered contract; work on other streams the program orders before it
+// through events on this stream), so the stream is synchronised first.
+CUresult stream_ordered_free(CUdeviceptr pointer, CUstream stream, PFN_cuMemFreeAsync free_async,
+                             PFN_cuStreamSynchronize synchronize) {
+  if (free_async == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const std::optional<Allocation> allocation = self().take(pointer, false);
+  CUresult result;
+  if (allocation && allocation->movable) {
+    result = synchronize(stream);
+    if (result == CUDA_SUCCESS) result = self().driver().mem_free(pointer);
+  } else {
+    result = free_async(pointer, stream);
+  }
+  self().settle_free(allocation, pointer, false, result);
+  return result;
+}
+
+constexpr std::size_t kPitchAlignment = 512;  // the widest pitch alignment devices use
+
+// Stream-ordered allocations may be made movable (managed memory, allocated at once: usable from
+// the call on, so in any stream's order too) when the driver can then free them in stream order.
+bool async_may_move() { return self().can_free_in_stream_order(); }
 
 // A driver without the per-thread-default-stream variant gets the plain one: they differ only in
 // what stream 0 means.
 template <typename Function>
 Function per_thread(Function per_thread_variant, Function plain) {
   return per_thread_variant != nullptr ? per_thread_variant : plain;
-}  // the widest pitch alignment devices use
+}
 
 }  // namespace
 }  // namespace tessera::gpumem
@@ -92,26 +115,27 @@ TESSERA_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, 
 }
 
 TESSERA_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
-  return charged_allocation(false, self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async, bytes,
+  return charged_allocation(async_may_move(), self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async, bytes,
                             stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
-  return charged_allocation(false, self().current_ordinal(), bytes, dptr,
+  return charged_allocation(async_may_move(), self().current_ordinal(), bytes, dptr,
                             per_thread(self().driver().mem_alloc_async_ptsz, self().driver().mem_alloc_async), bytes,
                             stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
                                                 CUstream stream) {
-  return charged_allocation(false, self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_from_pool_async,
+  return charged_allocation(async_may_move(), self().current_ordinal(), bytes, dptr,
+                            self().driver().mem_alloc_from_pool_async,
                             bytes, pool, stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
                                                      CUstream stream) {
   return charged_allocation(
-      false, self().current_ordinal(), bytes, dptr,
+      async_may_move(), self().current_ordinal(), bytes, dptr,
       per_thread(self().driver().mem_alloc_from_pool_async_ptsz, self().driver().mem_alloc_from_pool_async), bytes,
       pool, stream);
 }
@@ -124,9 +148,23 @@ TESSERA_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, std::size_t* pitch
     return real(dptr, pitch, width_bytes, height, element_size_bytes);
   }
   // The driver picks the pitch: charge the widest it could pick, then settle on what it picked.
-  const std::uint64_t estimate = (width_bytes + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment * height;
+  const std::size_t widest_pitch = (width_bytes + kPitchAlignment - 1) / kPitchAlignment * kPitchAlignment;
+  const std::uint64_t estimate = std::uint64_t{widest_pitch} * height;
+  const int ordinal = self().current_ordinal();
   Charge charge;
-  if (self().charge(self().current_ordinal(), estimate, &charge) != CUDA_SUCCESS) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (self().charge(ordinal, estimate, &charge, true) != CUDA_SUCCESS) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (charge.in_host || charge.movable) {
+    // A swap pod's rows are managed memory at the widest pitch: a multiple of every device's
+    // alignment, so 2D copies and textures over it work as over the driver's own pitch.
+    const CUresult result = charge.in_host ? allocate_in_host(dptr, estimate) : allocate_movable(dptr, estimate, ordinal);
+    if (result != CUDA_SUCCESS) {
+      self().uncharge(charge, estimate);
+      return result;
+    }
+    *pitch = widest_pitch;
+    self().remember(*dptr, estimate, charge, false);
+    return result;
+  }
   const CUresult result = real(dptr, pitch, width_bytes, height, element_size_bytes);
   if (result != CUDA_SUCCESS) {
     self().uncharge(charge, estimate);
@@ -147,12 +185,13 @@ TESSERA_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
 }
 
 TESSERA_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
-  return charged_free(dptr, false, self().driver().mem_free_async, dptr, stream);
+  return stream_ordered_free(dptr, stream, self().driver().mem_free_async, self().driver().stream_synchronize);
 }
 
 TESSERA_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
-  return charged_free(dptr, false, per_thread(self().driver().mem_free_async_ptsz, self().driver().mem_free_async),
-                      dptr, stream);
+  return stream_ordered_free(dptr, stream,
+                             per_thread(self().driver().mem_free_async_ptsz, self().driver().mem_free_async),
+                             per_thread(self().driver().stream_synchronize_ptsz, self().driver().stream_synchronize));
 }
 
 // Physical memory of the virtual memory management API: charged when created, whatever is mapped.

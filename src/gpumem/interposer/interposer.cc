@@ -60,10 +60,12 @@ EntryHandle Interposer::entry_for(int ordinal) {
     spec.resolver = settings_.resolver;
     spec.request = settings_.request;
     spec.limit = *settings_.limit;
+    spec.swap_slice_ns = settings_.swap_slice_ns;
     entry = ledger_->put_entry(spec);
     if (!entry.valid())
       std::fprintf(stderr, "tessera-gpumem: the ledger's entry table is full; device %d is not governed\n", device);
   }
+  ledger_->set_swap_slice(entry, settings_.swap_slice_ns);  // the agent does not know it
   entries_[device] = entry;
   entry_known_[device].store(true, std::memory_order_release);
   return entry;
@@ -100,27 +102,51 @@ void Interposer::start_helper_thread(std::atomic<std::uint32_t>* word) {
       &thread, &attributes,
       [](void* argument) -> void* {
         auto* requests = static_cast<std::atomic<std::uint32_t>*>(argument);
-        Interposer& self = Interposer::instance();
-        for (;;) {
-          const std::uint32_t asked = requests->load();
-          if ((asked & kRequestEnd) != 0) {
-            std::fprintf(stderr, "tessera-gpumem: ending: a pod of higher priority needs this GPU's memory\n");
-            kill(getpid(), SIGKILL);
-          }
-          if ((asked & kRequestMoveOut) != 0) {
-            requests->fetch_and(~kRequestMoveOut);
-            self.move_out();
-            continue;
-          }
-          const bool waiting = self.in_host_.load() > 0;
-          if (waiting) self.bring_back();
-          futex_wait(*requests, asked, waiting ? std::int64_t{20000000} : std::int64_t{1000000000});
-        }
+        for (;;) Interposer::instance().help(*requests);
         return nullptr;
       },
       word);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   pthread_attr_destroy(&attributes);
+}
+
+void Interposer::help(std::atomic<std::uint32_t>& requests) {
+  // A sleeper that no release woke for this long looks for dead processes: a process that dies
+  // releases nothing, and the table scan is too costly to run on every wake.
+  constexpr std::int64_t kQuietNs = 1000000000;
+  const std::uint32_t asked = requests.load();
+  if ((asked & kRequestEnd) != 0) {
+    std::fprintf(stderr, "tessera-gpumem: ending: a pod of higher priority needs this GPU's memory\n");
+    kill(getpid(), SIGKILL);
+  }
+  if ((asked & kRequestMoveOut) != 0) {
+    requests.fetch_and(~kRequestMoveOut);
+    move_out();
+    return;
+  }
+  if (in_host_.load() == 0) {
+    futex_wait(requests, asked, kQuietNs);  // only another pod's request wakes it
+    return;
+  }
+  const BringBack state = bring_back();
+  if (state.device < 0) {
+    futex_wait(requests, asked, kQuietNs / 50);  // a program thread is moving: look again soon
+    return;
+  }
+  // Requests are set before the device's sequence is bumped (Ledger::signal_processes): one set
+  // after the sequence was read wakes the sleep below; one set before is seen here.
+  if ((requests.load() & (kRequestEnd | kRequestMoveOut)) != 0) return;
+  const std::int64_t now = monotonic_ns();
+  if (quiet_since_ns_ == 0) quiet_since_ns_ = now;
+  std::int64_t sleep = quiet_since_ns_ + kQuietNs - now;
+  if (state.wake_in_ns > 0 && state.wake_in_ns < sleep) sleep = state.wake_in_ns;
+  ledger_->wait_for_release(state.device, state.release_seq, sleep);
+  if (ledger_->release_seq(state.device) != state.release_seq) {
+    quiet_since_ns_ = 0;
+  } else if (monotonic_ns() - quiet_since_ns_ >= kQuietNs) {
+    ledger_->reclaim_dead_processes();
+    quiet_since_ns_ = 0;
+  }
 }
 
 template <typename Move>
@@ -135,6 +161,7 @@ void Interposer::in_context(const Allocation& allocation, Move move) {
 
 void Interposer::move_out() {
   std::lock_guard lock(bring_back_mutex_);  // never at the same time as a move back
+  std::array<bool, kMaxDevices> moved_from{};  // per device: something of this process moved out
   allocations_.keep_if([&](std::uint64_t pointer, Allocation& allocation) {
     if (!allocation.movable || allocation.in_host) return true;
     CUresult moved = CUDA_ERROR_NOT_FOUND;
@@ -150,10 +177,13 @@ void Interposer::move_out() {
     }
     allocation.in_host = true;
     in_host_.fetch_add(1);
+    if (allocation.entry.device >= 0 && allocation.entry.device < kMaxDevices) moved_from[allocation.entry.device] = true;
     return true;
   });
   for (int device = 0; device < kMaxDevices; ++device) {
-    if (entry_known_[device].load() && entries_[device].valid()) ledger_->finish_move_out(entries_[device]);
+    if (entry_known_[device].load() && entries_[device].valid()) {
+      ledger_->finish_move_out(entries_[device], moved_from[device]);
+    }
   }
 }
 
@@ -197,17 +227,21 @@ void Interposer::uncharge(const Charge& charge, std::uint64_t bytes) {
   }
 }
 
-void Interposer::bring_back() {
-  if (in_host_.load(std::memory_order_relaxed) == 0) return;
+Interposer::BringBack Interposer::bring_back() {
+  BringBack state;
+  if (in_host_.load(std::memory_order_relaxed) == 0) return state;
   std::unique_lock lock(bring_back_mutex_, std::try_to_lock);  // one thread moves; the others go on
-  if (!lock.owns_lock()) return;
-  ledger_->reclaim_dead_processes();  // a swap pod never waits, so it looks for dead holders itself
-  bool room = true;
+  if (!lock.owns_lock()) return state;
+  EntryHandle refused;
+  std::uint64_t shortfall = 0;
   allocations_.keep_if([&](std::uint64_t pointer, Allocation& allocation) {
-    if (!allocation.in_host || !room) return true;
+    if (!allocation.in_host || refused.valid()) return true;
     const ChargeOutcome outcome = ledger_->move_to_device(allocation.entry, allocation.bytes, monotonic_ns());
     if (outcome.decision.verdict != ChargeVerdict::kGrant) {
-      room = false;
+      refused = allocation.entry;
+      shortfall = outcome.decision.shortfall;
+      state.device = allocation.entry.device;
+      state.release_seq = outcome.release_seq;
       return true;
     }
     // Preferred on the device again, and moved there now rather than page by page on first touch.
@@ -219,6 +253,10 @@ void Interposer::bring_back() {
     in_host_.fetch_sub(1);
     return true;
   });
+  // No room: when it is this pod's turn, the pods whose slice is over make room (rotate_for asks
+  // nothing of a pod that is not at the head of the line).
+  if (refused.valid()) state.wake_in_ns = ledger_->rotate_for(refused, shortfall, monotonic_ns()).wake_in_ns;
+  return state;
 }
 
 CUresult Interposer::recharge(const Charge& charge, std::uint64_t charged, std::uint64_t actual) {
@@ -236,7 +274,17 @@ void Interposer::remember(std::uint64_t key, std::uint64_t bytes, const Charge& 
   Allocation allocation{bytes, charge.entry, charge.in_host, charge.ordinal, charge.in_host || charge.movable};
   if (allocation.movable && driver_.ctx_get_current != nullptr) driver_.ctx_get_current(&allocation.context);
   (vmm_handle ? vmm_handles_ : allocations_).insert(key, allocation);
-  if (charge.in_host) in_host_.fetch_add(1);
+  std::atomic<std::uint32_t>* word = ledger_->end_request_word();
+  if (word == nullptr) return;
+  // The helper thread sleeps on its request word while nothing waits in host memory: the first
+  // allocation placed there wakes it, to take its place in line.
+  if (charge.in_host && in_host_.fetch_add(1) == 0) futex_wake_all(*word);
+  // Charged on the device while its pod was asked to move out, and recorded after the helper
+  // thread answered: it asks again, or the allocation would keep room the pod was to give up.
+  if (charge.movable && ledger_->move_out_requested(charge.entry)) {
+    word->fetch_or(kRequestMoveOut);
+    futex_wake_all(*word);
+  }
 }
 
 std::optional<Allocation> Interposer::take(std::uint64_t key, bool vmm_handle) {

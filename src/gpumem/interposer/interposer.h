@@ -42,9 +42,19 @@ class Interposer {
   bool can_place_in_host() const {
     return driver_.mem_alloc_managed && driver_.mem_advise && driver_.mem_prefetch_async;
   }
+  // Whether a stream-ordered free can end a managed allocation (after synchronising its stream).
+  bool can_free_in_stream_order() const { return driver_.stream_synchronize != nullptr; }
   // Moves this process's allocations in host memory back to their device while it has room and
-  // its pod has its turn (Ledger::move_to_device).
-  void bring_back();
+  // its pod has its turn (Ledger::move_to_device); when it has its turn but no room, asks the pods
+  // whose time slice is over to move out (Ledger::rotate_for). What the caller may sleep on until
+  // something changes: the device's release sequence as read before the attempt, and how long
+  // until a slice ends.
+  struct BringBack {
+    int device = -1;  // -1: nothing waits in host memory (or another thread is moving)
+    std::uint32_t release_seq = 0;
+    std::int64_t wake_in_ns = 0;  // 0: no slice to wait for
+  };
+  BringBack bring_back();
   // Another swap pod asked for room: moves this process's movable allocations on the device to
   // host memory (prefetched there and synchronised before the device is credited). Runs on the
   // helper thread.
@@ -66,6 +76,9 @@ class Interposer {
   bool register_process();
   void after_fork_in_child();
   static void start_helper_thread(std::atomic<std::uint32_t>* word);
+  // One round of the helper thread: acts on what other pods asked, or while allocations wait in
+  // host memory brings them back, and sleeps until something may have changed.
+  void help(std::atomic<std::uint32_t>& requests);
   // Runs `move` with `allocation`'s context current on the calling thread, then restores its own.
   template <typename Move>
   void in_context(const Allocation& allocation, Move move);
@@ -80,6 +93,7 @@ class Interposer {
   std::atomic<bool> registered_{false};
   std::atomic<int> in_host_{0};  // allocations placed in host memory, not yet back
   std::mutex bring_back_mutex_;
+  std::int64_t quiet_since_ns_ = 0;  // the helper thread: since when no release woke it
   AllocationTable allocations_;
   AllocationTable vmm_handles_;
 };

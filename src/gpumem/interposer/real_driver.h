@@ -14,6 +14,9 @@ struct RealDriver {
   PFN_cuCtxGetCurrent ctx_get_current = nullptr;
   PFN_cuCtxSetCurrent ctx_set_current = nullptr;
   PFN_cuCtxSynchronize ctx_synchronize = nullptr;
+  // A swap pod's stream-ordered allocation is managed memory, freed once its stream is done with it.
+  PFN_cuStreamSynchronize stream_synchronize = nullptr;
+  PFN_cuStreamSynchronize stream_synchronize_ptsz = nullptr;
   PFN_cuDeviceTotalMem_v2 device_total_mem = nullptr;
   PFN_cuMemAlloc_v2 mem_alloc = nullptr;
   PFN_cuMemAllocPitch_v2 mem_alloc_pitch = nullptr;
