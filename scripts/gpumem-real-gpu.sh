@@ -3,19 +3,22 @@
 # overhead (direct against interposed), limit enforcement, cuMemGetInfo, every allocation function,
 # no overshoot under N concurrent processes, how soon a waiting allocation is granted after a free,
 # the priority resolver, the reclaim of a process that died holding memory, and the swap resolver
-# (a colliding allocation placed in host memory; swap pods moving each other out and back).
+# (a colliding allocation placed in host memory; swap pods moving each other out and back, for
+# cuMemAlloc, cuMemAllocPitch, cuMemAllocAsync and cuMemAllocFromPoolAsync allocations; three busy
+# swap pods taking turns on one device under a time slice).
 #
 # Self-contained: builds the interposer and the test programs with plain g++ (libc, libdl and
 # pthreads only; no CMake, no project libraries), or takes them prebuilt from
 # $TESSERA_GPUMEM_PREBUILT (a folder with libtessera-gpumem.so, gpumem_workload and
 # tessera-gpumem-ledger). Every step runs under a hard time limit; the whole script stays under
-# 4 minutes. Results go to stdout and $TESSERA_GPUMEM_RESULTS/summary.txt (default: $OUT if set,
+# 6 minutes. Results go to stdout and $TESSERA_GPUMEM_RESULTS/summary.txt (default: $OUT if set,
 # else build/gpumem-real-gpu).
 #
-#   bash scripts/gpumem-real-gpu.sh
+#   bash scripts/gpumem-real-gpu.sh [LIBCUDA]
+# LIBCUDA: the libcuda.so.1 to load (default: the one the loader finds); tests/gpumem's fake driver
+#   (build/gpumem/fake-driver/libcuda.so.1) makes it a dry run on a machine without a GPU.
 # Environment: TESSERA_GPUMEM_PROCESSES (concurrency check, default 32),
-#   TESSERA_GPUMEM_FAKE_DRIVER_DIR (a folder whose libcuda.so.1 is loaded instead of the real one:
-#   a dry run of this script on a machine without a GPU, against tests/gpumem's fake driver).
+#   TESSERA_GPUMEM_FAKE_DRIVER_DIR (the folder of such a libcuda.so.1: the same as passing it).
 set -uo pipefail
 
 script_started=$(date +%s)
@@ -31,9 +34,9 @@ GiB=$((1024 * 1024 * 1024))
 MiB=$((1024 * 1024))
 
 say() { echo "$*" | tee -a "$summary"; }
-# Every step's time limit is cut to what is left of the script's budget (230 s), so the whole
-# script ends within 4 minutes however the steps go; a step with under 5 s left is skipped.
-deadline=$((script_started + ${TESSERA_GPUMEM_BUDGET_SECONDS:-230}))
+# Every step's time limit is cut to what is left of the script's budget (330 s), so the whole
+# script ends within 6 minutes however the steps go; a step with under 5 s left is skipped.
+deadline=$((script_started + ${TESSERA_GPUMEM_BUDGET_SECONDS:-330}))
 limit_for() {  # limit_for SECONDS: prints the step's limit, or 0 when the budget is spent
   local left=$((deadline - $(date +%s)))
   if [ $left -lt 5 ]; then echo 0; elif [ $left -lt "$1" ]; then echo $left; else echo "$1"; fi
@@ -52,10 +55,17 @@ verdict() {  # verdict NAME CONDITION-RESULT DETAIL
 failures=0
 
 # --- the driver -----------------------------------------------------------------------------------
+if [ $# -ge 1 ]; then
+  if [ "$(basename "$1")" != libcuda.so.1 ] || [ ! -f "$1" ]; then
+    echo "usage: $0 [PATH/libcuda.so.1]: $1 is not a file named libcuda.so.1" >&2
+    exit 2
+  fi
+  TESSERA_GPUMEM_FAKE_DRIVER_DIR=$(cd "$(dirname "$1")" && pwd)
+fi
 if [ -n "${TESSERA_GPUMEM_FAKE_DRIVER_DIR:-}" ]; then
   export LD_LIBRARY_PATH="$TESSERA_GPUMEM_FAKE_DRIVER_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export TESSERA_FAKE_CUDA_STATE="$work/fake-device"
-  driver="$TESSERA_GPUMEM_FAKE_DRIVER_DIR/libcuda.so.1 (fake: a dry run)"
+  export TESSERA_FAKE_CUDA_STATE="$work/fake-device"  # read by the fake driver only
+  driver="$TESSERA_GPUMEM_FAKE_DRIVER_DIR/libcuda.so.1"
 else
   driver=$( (ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}'); true)
   if [ -z "$driver" ]; then
@@ -250,45 +260,93 @@ intact=$(grep -c '^intact=1' "$work/swapper.out" 2>/dev/null)
 verdict "swap" $? "1 GiB colliding on a 1.5 GiB device: ${in_host_before:-?} bytes placed in host memory, ${in_host_after:-?} left there after the holder freed (${swap_ins:-?} moved back); contents intact at ${intact:-0} of 2 checks; exit $swapper_status"
 
 # --- 9. swap pods time-share: a newcomer moves a swap pod out; it comes back when room returns ---
-ledger="$work/swap-turns.ledger"
-common=(TESSERA_GPUMEM_LEDGER="$ledger" LD_PRELOAD="$interposer" TESSERA_GPU_DEVICE_MEMORY=$((3 * GiB / 2))
-  TESSERA_GPU_MEMORY_LIMIT=$GiB TESSERA_GPU_MEMORY_RESOLVER=swap)
+# For each kind of allocation a swap pod can move (docs/gpu-memory.md §Resolvers): the first pod's
+# allocation is of that kind, the newcomer's a cuMemAlloc.
 entry_field() { sed -n "s/.*uid=$2 .* $3=\([0-9]*\).*/\1/p" "$1"; }  # entry_field REPORT UID FIELD
-mkfifo "$work/first.in" "$work/second.in"
-guarded 60 env "${common[@]}" TESSERA_POD_UID=first "$workload" swap-hold $GiB <"$work/first.in" >"$work/first.out" 2>&1 &
-first=$!
-exec 8>"$work/first.in"
-wait_for_line "$work/first.out" '^held=' 1
-guarded 60 env "${common[@]}" TESSERA_POD_UID=second "$workload" swap-hold $GiB <"$work/second.in" >"$work/second.out" 2>&1 8>&- &
-second=$!
-exec 9>"$work/second.in"
-wait_for_line "$work/second.out" '^held=' 1  # granted once `first` moved out
-echo check >&8
-echo check >&9
-wait_for_line "$work/first.out" '^intact=' 1
-wait_for_line "$work/second.out" '^intact=' 1
-guarded 20 "$ledger_tool" --no-reclaim "$ledger" >"$work/turns-out.txt" 2>&1
-exec 9>&-  # `second` frees and ends; `first`'s helper thread moves it back
-wait $second
-second_status=$?
-for _ in $(seq 1 100); do  # until `first` is back on the device, or 10 s
-  guarded 20 "$ledger_tool" --no-reclaim "$ledger" >"$work/turns-back.txt" 2>&1
-  [ "$(entry_field "$work/turns-back.txt" first in_host)" = 0 ] || [ "$(limit_for 5)" = 0 ] && break
+swap_turns() {  # swap_turns KIND
+  local kind=$1 ledger="$work/swap-turns-$1.ledger" first second first_status second_status
+  # Slices of an hour: here the newcomer moves the first pod out, and no slice ends meanwhile.
+  local common=(TESSERA_GPUMEM_LEDGER="$ledger" LD_PRELOAD="$interposer" TESSERA_GPU_DEVICE_MEMORY=$((3 * GiB / 2))
+    TESSERA_GPU_MEMORY_LIMIT=$GiB TESSERA_GPU_MEMORY_RESOLVER=swap TESSERA_GPU_MEMORY_SWAP_SLICE_MS=3600000)
+  mkfifo "$work/first-$kind.in" "$work/second-$kind.in"
+  guarded 60 env "${common[@]}" TESSERA_POD_UID=first "$workload" swap-hold $GiB "$kind" <"$work/first-$kind.in" \
+    >"$work/first-$kind.out" 2>&1 &
+  first=$!
+  exec 8>"$work/first-$kind.in"
+  wait_for_line "$work/first-$kind.out" '^held=' 1
+  guarded 60 env "${common[@]}" TESSERA_POD_UID=second "$workload" swap-hold $GiB <"$work/second-$kind.in" \
+    >"$work/second-$kind.out" 2>&1 8>&- &
+  second=$!
+  exec 9>"$work/second-$kind.in"
+  wait_for_line "$work/second-$kind.out" '^held=' 1  # granted once `first` moved out
+  echo check >&8
+  echo check >&9
+  wait_for_line "$work/first-$kind.out" '^intact=' 1
+  wait_for_line "$work/second-$kind.out" '^intact=' 1
+  guarded 20 "$ledger_tool" --no-reclaim "$ledger" >"$work/turns-out-$kind.txt" 2>&1
+  exec 9>&-  # `second` frees and ends; `first`'s helper thread moves it back
+  wait $second
+  second_status=$?
+  for _ in $(seq 1 100); do  # until `first` is back on the device, or 10 s
+    guarded 20 "$ledger_tool" --no-reclaim "$ledger" >"$work/turns-back-$kind.txt" 2>&1
+    [ "$(entry_field "$work/turns-back-$kind.txt" first in_host)" = 0 ] || [ "$(limit_for 5)" = 0 ] && break
+    sleep 0.1
+  done
+  echo check >&8
+  wait_for_line "$work/first-$kind.out" '^intact=' 2
+  exec 8>&-
+  wait $first
+  first_status=$?
+  local out_while second_used back_used peak intact
+  out_while=$(entry_field "$work/turns-out-$kind.txt" first in_host)
+  second_used=$(entry_field "$work/turns-out-$kind.txt" second used)
+  back_used=$(entry_field "$work/turns-back-$kind.txt" first used)
+  peak=$(sed -n 's/^device=0 .* peak_used=\([0-9]*\).*/\1/p' "$work/turns-back-$kind.txt")
+  intact=$(($(grep -c '^intact=1' "$work/first-$kind.out" 2>/dev/null) + $(grep -c '^intact=1' "$work/second-$kind.out" 2>/dev/null)))
+  # A pitched allocation is charged at its rows' pitch: at least the GiB asked for.
+  [ "${out_while:-0}" -ge $GiB ] && [ "$second_used" = $GiB ] && [ "${back_used:-0}" = "$out_while" ] &&
+    [ "${peak:-0}" -le $((3 * GiB / 2)) ] && [ "$intact" = 3 ] && [ "$first_status" = 0 ] && [ "$second_status" = 0 ]
+  verdict "swap turns ($kind)" $? "two swap pods of 1 GiB on a 1.5 GiB device, the first's allocation by $kind: while the second held its GiB on the device the first had ${out_while:-?} bytes moved to host memory, and ${back_used:-?} back on the device after the second ended; ledger peak ${peak:-?} bytes; contents intact at $intact of 3 checks; exits $first_status, $second_status"
+}
+for kind in alloc pitch async pool; do swap_turns $kind; done
+
+# --- 10. time slices: three busy swap pods that never free take turns on a device that holds one --
+ledger="$work/swap-slices.ledger"
+slice_ms=${TESSERA_GPUMEM_SLICE_MS:-200}
+common=(TESSERA_GPUMEM_LEDGER="$ledger" LD_PRELOAD="$interposer" TESSERA_GPU_DEVICE_MEMORY=$((3 * GiB / 2))
+  TESSERA_GPU_MEMORY_LIMIT=$GiB TESSERA_GPU_MEMORY_RESOLVER=swap TESSERA_GPU_MEMORY_SWAP_SLICE_MS=$slice_ms)
+sliced=()
+for pod in a b c; do
+  mkfifo "$work/slice-$pod.in"
+  guarded 90 env "${common[@]}" TESSERA_POD_UID=slice-$pod "$workload" swap-hold $GiB <"$work/slice-$pod.in" \
+    >"$work/slice-$pod.out" 2>&1 7>&- 8>&- 9>&- &
+  sliced+=($!)
+  case $pod in a) exec 7>"$work/slice-$pod.in" ;; b) exec 8>"$work/slice-$pod.in" ;; c) exec 9>"$work/slice-$pod.in" ;; esac
+  wait_for_line "$work/slice-$pod.out" '^held=' 1
+done
+turns_wanted=12
+slices_started=$(date +%s)
+for _ in $(seq 1 300); do  # until the pods had $turns_wanted turns between them, or 30 s
+  guarded 20 "$ledger_tool" --no-reclaim "$ledger" >"$work/slices.txt" 2>&1
+  turns=0
+  for pod in a b c; do turns=$((turns + $(entry_field "$work/slices.txt" slice-$pod swap_ins | head -n1))); done
+  [ $turns -ge $turns_wanted ] || [ "$(limit_for 5)" = 0 ] && break
   sleep 0.1
 done
-echo check >&8
-wait_for_line "$work/first.out" '^intact=' 2
-exec 8>&-
-wait $first
-first_status=$?
-out_while=$(entry_field "$work/turns-out.txt" first in_host)
-second_used=$(entry_field "$work/turns-out.txt" second used)
-back_used=$(entry_field "$work/turns-back.txt" first used)
-peak=$(sed -n 's/^device=0 .* peak_used=\([0-9]*\).*/\1/p' "$work/turns-back.txt")
-intact=$(($(grep -c '^intact=1' "$work/first.out" 2>/dev/null) + $(grep -c '^intact=1' "$work/second.out" 2>/dev/null)))
-[ "$out_while" = $GiB ] && [ "$second_used" = $GiB ] && [ "$back_used" = $GiB ] && [ "${peak:-0}" -le $((3 * GiB / 2)) ] &&
-  [ "$intact" = 3 ] && [ $first_status = 0 ] && [ $second_status = 0 ]
-verdict "swap turns" $? "two swap pods of 1 GiB on a 1.5 GiB device: while the second held its GiB on the device the first had ${out_while:-?} bytes moved to host memory, and ${back_used:-?} back on the device after the second ended; ledger peak ${peak:-?} bytes; contents intact at $intact of 3 checks; exits $first_status, $second_status"
+slices_seconds=$(($(date +%s) - slices_started))
+counts=()
+for pod in a b c; do counts+=("$(entry_field "$work/slices.txt" slice-$pod swap_ins | head -n1)"); done
+for fd in 7 8 9; do echo check >&$fd; done
+for pod in a b c; do wait_for_line "$work/slice-$pod.out" '^intact=' 1; done
+exec 7>&- 8>&- 9>&-
+slice_statuses=()
+for pid in "${sliced[@]}"; do wait "$pid"; slice_statuses+=($?); done
+intact=$(cat "$work"/slice-?.out 2>/dev/null | grep -c '^intact=1')
+total_turns=$((${counts[0]:-0} + ${counts[1]:-0} + ${counts[2]:-0}))
+fair=0
+for count in "${counts[@]}"; do [ $((${count:-0} * 6)) -ge $total_turns ] || fair=1; done
+[ $total_turns -ge $turns_wanted ] && [ $fair = 0 ] && [ "$intact" = 3 ] && [ "${slice_statuses[*]}" = "0 0 0" ]
+verdict "swap slices" $? "three busy swap pods of 1 GiB on a 1.5 GiB device, slice $slice_ms ms: turns (moves back to the device) ${counts[*]} in about $slices_seconds s (each at least half its share: $([ $fair = 0 ] && echo yes || echo no)); contents intact at $intact of 3 checks; exits ${slice_statuses[*]}"
 
 say "total $(($(date +%s) - script_started)) s; $failures failed"
 say "logs: $results (summary.txt); step outputs were in $work"
