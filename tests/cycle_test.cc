@@ -372,6 +372,54 @@ TEST(Cycle, APodWaitingForLimitRoomPreemptsABurstingPodAndSaysWhyUntilThen) {
   EXPECT_EQ(result.evictions[0].action, Action::kPreempt);
 }
 
+// Two queues on two 80 GiB GPUs. 'chat' holds four pods of 20 GiB requests and 40 GiB limits:
+// its requests are its fair share (1 GPU, its demand) but its limits fill the limit room of both
+// devices (2 GPUs at overcommit 1). 'batch' asks for three such pods: room for the request, none
+// for the limit. Counted in requests 'chat' may lose nothing; counted in limits it holds 1 GPU
+// above its share of the limit room, so reclaim takes two of its pods, and no more.
+TEST(Cycle, ReclaimForLimitRoomTakesFromAQueueOverItsShareOfLimitsAndStopsAtThatShare) {
+  SchedulerWorld world(uniform_cluster(1, 2), {gpu_queue("chat", "", 1), gpu_queue("batch", "", 1)});
+  const WorkloadShape server{.gpus_per_pod = 0, .gpu_memory = 20 * kGiB, .gpu_memory_limit = 40 * kGiB};
+  std::vector<WorkloadId> chat;
+  for (int i = 0; i < 4; ++i) chat.push_back(world.submit(fmt::format("chat-{}", i), "chat", server, i));
+  world.cycle(10);
+  for (WorkloadId id : chat) ASSERT_TRUE(world.running(id));
+
+  std::vector<WorkloadId> batch;
+  for (int i = 0; i < 3; ++i) batch.push_back(world.submit(fmt::format("batch-{}", i), "batch", server, 20 + i));
+  int reclaimed = 0;
+  for (int round = 0; round < 4; ++round) {
+    const CycleResult result = world.cycle(100 + round * 100);
+    for (const Eviction& eviction : result.evictions) {
+      EXPECT_EQ(eviction.action, Action::kReclaim);
+      EXPECT_NE(std::find(chat.begin(), chat.end(), eviction.workload), chat.end());
+      ++reclaimed;
+    }
+  }
+  EXPECT_EQ(reclaimed, 2);
+  EXPECT_TRUE(world.running(batch[0]));
+  EXPECT_TRUE(world.running(batch[1]));
+  EXPECT_FALSE(world.running(batch[2]));  // 'chat' is at its share of the limit room
+  int chat_running = 0;
+  for (WorkloadId id : chat) chat_running += world.running(id) ? 1 : 0;
+  EXPECT_EQ(chat_running, 2);
+  EXPECT_TRUE(check_invariants(world.cluster()).empty());
+}
+
+// Counting limits never takes a queue below its share of the limit room: 'chat' holds 0.5 GPU of
+// it (a 40 GiB limit) against a share of 0.25 (its demand), and its one pod would take all 0.5.
+TEST(Cycle, ReclaimForLimitRoomNeverTakesAQueueBelowItsShareOfLimits) {
+  SchedulerWorld world(uniform_cluster(1, 1), {gpu_queue("chat", "", 1), gpu_queue("batch", "", 1)});
+  const WorkloadShape server{.gpus_per_pod = 0, .gpu_memory = 20 * kGiB, .gpu_memory_limit = 40 * kGiB};
+  world.submit("chat-0", "chat", server, 0);
+  world.cycle(10);
+  const WorkloadId wide = world.submit(
+      "batch-0", "batch", {.gpus_per_pod = 0, .gpu_memory = 20 * kGiB, .gpu_memory_limit = 60 * kGiB}, 20);
+  const CycleResult result = world.cycle(100);
+  EXPECT_TRUE(result.evictions.empty());
+  EXPECT_FALSE(world.running(wide));
+}
+
 TEST(Cycle, ConsolidationMovesScatteredWorkToFitAWholeNodeJob) {
   // Two 4-GPU nodes, each with 2 one-GPU jobs: 4 GPUs free but none whole on one node.
   auto cluster = uniform_cluster(2, 4);

@@ -5,7 +5,9 @@
 //                 re-placed elsewhere in the same statement (moved, not lost);
 //   reclaim     — preemptible workloads of other queues past their reclaim minimum runtime, as
 //                 long as every victim queue keeps its fair share; only for a queue that stays
-//                 within its own fair share with the workload added;
+//                 within its own fair share with the workload added; for a workload that waits
+//                 for GPU-memory limit room, also counting limits: a victim queue keeps its share
+//                 of the limit room (QueueLedger::loss_allowance's LimitTerms);
 //   preempt     — lower-priority preemptible workloads of the same queue past their preemption
 //                 minimum runtime.
 #include <algorithm>
@@ -77,6 +79,13 @@ int64_t largest_pod_gpu_milli(CycleContext& context, WorkloadId id) {
   return largest;
 }
 
+// Whether some node had room for the workload's GPU-memory requests but not for their limits
+// (Predicate::kGpuMemoryLimit): only then can counting limits find a victim requests did not.
+bool waits_for_limit_room(CycleContext& context, WorkloadId id) {
+  const auto& reason = context.reason(id);
+  return reason && reason->nodes.nodes_by_predicate[static_cast<size_t>(Predicate::kGpuMemoryLimit)] > 0;
+}
+
 // A queue setting resolved for every queue of the tree (minimum runtimes, inherited).
 std::vector<double> per_queue(const QueueTree& tree, double (*setting)(const QueueTree&, QueueIndex)) {
   std::vector<double> values(tree.size());
@@ -143,7 +152,8 @@ void reclaim(CycleContext& context) {
         request.give_keys = keys;
         std::vector<double>& allowance = request.give_allowance;
         request.refresh = [&] {
-          context.ledger().loss_allowance(pending.queue, request_amount, before, keys, allowance);
+          context.ledger().loss_allowance(pending.queue, request_amount, before, keys, allowance,
+                                          request.limits ? &*request.limits : nullptr);
           // keys[0] is gpu for a GPU workload; a CPU-only one needs no GPU, so no cap is read.
           for (QueueIndex queue = 0; queue < tree.size(); ++queue) {
             const double gpus = allowance[queue * key_count];
@@ -164,6 +174,14 @@ void reclaim(CycleContext& context) {
           if (reachable + 1e-9 < needed_gpus) return false;
         }
         if (make_room(context, victims, request)) return true;
+        // Refused for limit room: queues at their share of requests may hold more than their
+        // share of the limit room, and what their limits hold above it may go.
+        if (waits_for_limit_room(context, id)) {
+          request.limits = QueueLedger::LimitTerms{context.meter().gpu(), context.meter().limit_overcommit()};
+          request.refresh();
+          if (make_room(context, victims, request)) return true;
+          request.limits.reset();
+        }
         // The victims' room may be scattered while a pod needs it whole: move work of queues at
         // their share out of the way (into room the rule frees elsewhere) and try again. A pod of
         // one GPU or less needs no gathering: any GPU the rule frees would have done.

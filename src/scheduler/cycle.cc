@@ -94,6 +94,7 @@ namespace {
 struct StartingLoads {
   std::vector<QueueLoad> loads;                 // per queue: demand, allocation, recent usage
   std::vector<ResourceVector> non_preemptible;  // per queue: what its non-preemptible work holds
+  std::vector<double> burst;                    // per queue: GPU-memory limits beyond requests, GPUs
 };
 
 // Per leaf: whether some queue on its path has a limit (only then can a gang pass one).
@@ -113,7 +114,8 @@ Result<StartingLoads> measure_loads(const CycleInputs& inputs, std::span<const R
   const ResourceMeter& meter = inputs.meter;
   const size_t resources = tree.resource_count();
   StartingLoads measured{std::vector<QueueLoad>(tree.size()),
-                         std::vector<ResourceVector>(tree.size(), ResourceVector(resources, 0.0))};
+                         std::vector<ResourceVector>(tree.size(), ResourceVector(resources, 0.0)),
+                         std::vector<double>(tree.size(), 0.0)};
   for (QueueLoad& load : measured.loads) {
     load.demand.assign(resources, 0.0);
     load.allocated.assign(resources, 0.0);
@@ -142,6 +144,7 @@ Result<StartingLoads> measure_loads(const CycleInputs& inputs, std::span<const R
       if (const auto& binding = inputs.cluster.binding(pod)) {
         meter.add_bound(spec, *binding, load.demand);
         meter.add_bound(spec, *binding, load.allocated);
+        measured.burst[workload.queue] += static_cast<double>(binding->burst_milli) / kMilliPerGpu;
         if (!workload.spec.preemptible) meter.add_bound(spec, *binding, measured.non_preemptible[workload.queue]);
       } else {
         meter.add_pending(spec, load.demand);
@@ -193,7 +196,7 @@ Result<CycleResult> run_cycle(CycleInputs inputs, const CycleOptions& options) {
   const double fair_share_seconds = seconds_since(fair_share_start);
 
   CycleContext context(inputs, options, std::move(*shares), std::move(measured->loads),
-                       std::move(measured->non_preemptible));
+                       std::move(measured->non_preemptible), measured->burst);
   context.result().fair_share_seconds = fair_share_seconds;
   // A reservation's due time is read afresh: what runs on its nodes changed since the last cycle.
   std::vector<Reservation> reservations_in_force = valid_reservations(inputs);

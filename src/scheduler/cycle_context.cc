@@ -46,11 +46,12 @@ void sort_by_queue_and_run_order(const WorkloadSet& workloads, std::vector<Workl
 }
 
 CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, FairShares shares,
-                           std::vector<QueueLoad> loads, std::vector<ResourceVector> non_preemptible)
+                           std::vector<QueueLoad> loads, std::vector<ResourceVector> non_preemptible,
+                           std::span<const double> burst)
     : inputs_(inputs),
       options_(options),
       shares_(std::move(shares)),
-      ledger_(inputs.queues, shares_, loads, non_preemptible),
+      ledger_(inputs.queues, shares_, loads, non_preemptible, burst),
       reasons_(inputs.workloads.size()),
       gang_requests_(inputs.workloads.size()),
       gang_request_known_(inputs.workloads.size(), false),
@@ -91,10 +92,13 @@ void CycleContext::post(PodId pod, const Binding& binding, bool placed) {
   if (owner < 0) return;  // not a workload's pod: counts against no queue
   const Workload& workload = workloads()[owner];
   const ResourceVector amount = meter().bound(cluster().pod(pod), binding);
+  const double burst = static_cast<double>(binding.burst_milli) / kMilliPerGpu;
   if (placed) {
     ledger_.add(workload.queue, amount, workload.spec.preemptible);
+    ledger_.add_burst(workload.queue, burst);
   } else {
     ledger_.remove(workload.queue, amount, workload.spec.preemptible);
+    ledger_.add_burst(workload.queue, -burst);
   }
 }
 

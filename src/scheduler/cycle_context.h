@@ -24,7 +24,7 @@ struct VictimUnit {
 class CycleContext : private StatementListener {
  public:
   CycleContext(CycleInputs inputs, const CycleOptions& options, FairShares shares, std::vector<QueueLoad> loads,
-               std::vector<ResourceVector> non_preemptible);
+               std::vector<ResourceVector> non_preemptible, std::span<const double> burst = {});
 
   ClusterState& cluster() { return inputs_.cluster; }
   Placer& placer() { return inputs_.placer; }

@@ -160,6 +160,14 @@ class RoomSearch {
     return std::find(touched_.begin(), touched_.end(), workload) != touched_.end();
   }
 
+  // What the unit's queue loses of the k-th key resource when it is taken: its amount, and for
+  // the GPU resource in limit terms its pods' burst too.
+  double given(uint32_t index, size_t k) const {
+    const ResourceId resource = request_.give_keys[k];
+    const double amount = victims_.amount(index, resource);
+    return request_.limits && resource == request_.limits->gpu ? amount + victims_.burst_gpus(index) : amount;
+  }
+
   // Whether the unit, with the victims of its queue already chosen on this node, stays within
   // what its queue may lose; if so, counts it.
   bool within_allowance(uint32_t index) {
@@ -173,13 +181,13 @@ class RoomSearch {
     const size_t base = queue * keys;
     const bool fresh = taken_on_[queue] != node_visit_;  // nothing of the queue chosen on this node yet
     for (size_t k = 0; k < keys; ++k) {
-      const double amount = victims_.amount(index, request_.give_keys[k]);
+      const double amount = given(index, k);
       const double taken = fresh ? 0.0 : taken_[base + k];
       if (amount > 0 && taken + amount > request_.give_allowance[base + k]) return false;
     }
     for (size_t k = 0; k < keys; ++k) {
       const double taken = fresh ? 0.0 : taken_[base + k];
-      taken_[base + k] = taken + victims_.amount(index, request_.give_keys[k]);
+      taken_[base + k] = taken + given(index, k);
     }
     taken_on_[queue] = node_visit_;
     return true;
@@ -216,7 +224,7 @@ class RoomSearch {
         const size_t keys = request_.give_keys.size();
         const double* entry = &request_.give_allowance[queue * keys];
         for (size_t k = 0; k < keys; ++k) {
-          const double lost = victims_.amount(index, request_.give_keys[k]);
+          const double lost = given(index, k);
           if (lost > 0 && lost > entry[k]) return false;
         }
         return true;

@@ -55,6 +55,9 @@ struct RoomRequest {
   // moved instead: evicted and re-placed in the same statement, where free room or further
   // evictions under the rule make room for them. Their queues keep what they hold.
   bool move_others = false;
+  // Reclaim for a workload that waits for limit room: give_allowance was computed with these terms
+  // (QueueLedger::loss_allowance), and a unit loses its GPUs plus its pods' burst of that resource.
+  std::optional<QueueLedger::LimitTerms> limits;
 };
 
 // True when the workload now runs (the statement committed through the context).

@@ -16,16 +16,18 @@ constexpr double kSlack = 1e-6;
 }  // namespace
 
 QueueLedger::QueueLedger(const QueueTree& tree, const FairShares& shares, std::span<const QueueLoad> loads,
-                         std::span<const ResourceVector> non_preemptible)
+                         std::span<const ResourceVector> non_preemptible, std::span<const double> burst)
     : tree_(tree),
       shares_(shares),
       allocated_(tree.size(), ResourceVector(tree.resource_count(), 0.0)),
       non_preemptible_(tree.size(), ResourceVector(tree.resource_count(), 0.0)),
+      burst_(tree.size(), 0.0),
       share_cache_(tree.size(), 0.0),
       share_known_(tree.size(), 0) {
   number_subtrees();
   for (QueueIndex leaf : tree.leaves()) {
     if (leaf < loads.size()) add(leaf, loads[leaf].allocated, true);
+    if (leaf < burst.size()) add_burst(leaf, burst[leaf]);
     if (leaf < non_preemptible.size()) {
       for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree.parent(queue)) {
         for (ResourceId r = 0; r < non_preemptible[leaf].size() && r < tree.resource_count(); ++r) {
@@ -64,6 +66,12 @@ void QueueLedger::remove(QueueIndex leaf, const ResourceVector& amount, bool pre
       if (!preemptible) non_preemptible_[queue][r] -= amount[r];
     }
   }
+}
+
+void QueueLedger::add_burst(QueueIndex leaf, double gpus) {
+  if (gpus == 0) return;
+  ++version_;
+  for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) burst_[queue] += gpus;
 }
 
 std::optional<QuotaBlock> QueueLedger::check_allocation(QueueIndex leaf, const ResourceVector& request,
@@ -137,7 +145,7 @@ void QueueLedger::number_subtrees() {
 
 void QueueLedger::loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector& request,
                                  const std::vector<ResourceVector>& before, std::span<const ResourceId> key_resources,
-                                 std::vector<double>& allowance) const {
+                                 std::vector<double>& allowance, const LimitTerms* limits) const {
   const size_t keys = key_resources.size();
   allowance.assign(tree_.size() * keys, -std::numeric_limits<double>::infinity());
   for (QueueIndex leaf : tree_.leaves()) {
@@ -147,7 +155,10 @@ void QueueLedger::loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector
          queue = tree_.parent(queue)) {
       for (size_t k = 0; k < keys; ++k) {
         const ResourceId r = key_resources[k];
-        entry[k] = std::min(entry[k], allocated_[queue][r] - shares_.share(queue, r) + kSlack);
+        const bool in_limits = limits != nullptr && r == limits->gpu;
+        const double held = allocated_[queue][r] + (in_limits ? burst_[queue] : 0.0);
+        const double share = shares_.share(queue, r) * (in_limits ? limits->overcommit : 1.0);
+        entry[k] = std::min(entry[k], held - share + kSlack);
       }
     }
     for (QueueIndex queue = tree_.parent(reclaimer_leaf);

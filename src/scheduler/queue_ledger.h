@@ -32,8 +32,10 @@ struct QuotaBlock {
 class QueueLedger {
  public:
   // `allocated` and `non_preemptible`: per queue (leaves only are read), per resource.
+  // `burst`: per leaf, the GPU-memory limits its running pods hold beyond their requests, in GPUs
+  // (may be empty).
   QueueLedger(const QueueTree& tree, const FairShares& shares, std::span<const QueueLoad> loads,
-              std::span<const ResourceVector> non_preemptible);
+              std::span<const ResourceVector> non_preemptible, std::span<const double> burst = {});
 
   const QueueTree& tree() const { return tree_; }
   const FairShares& shares() const { return shares_; }
@@ -48,6 +50,10 @@ class QueueLedger {
   // Counts adds and removes: what the ledger says is unchanged while it stays the same.
   uint64_t version() const { return version_; }
   void remove(QueueIndex leaf, const ResourceVector& amount, bool preemptible);
+  // A pod's GPU-memory limit beyond its request, in GPUs: added when it is placed, taken off
+  // (negative) when it leaves. What the queue holds of limit room is its GPUs plus this.
+  void add_burst(QueueIndex leaf, double gpus);
+  double burst(QueueIndex queue) const { return burst_[queue]; }
 
   // Limits on the whole path, and for non-preemptible work the deserved quota of the key
   // resources (ResourceMeter::key_resources). nullopt: allowed.
@@ -85,9 +91,19 @@ class QueueLedger {
   // must stay as near its fair share with the request added (half of it within the share) as
   // it was when the reclaim began (`before`, a copy of allocated() taken then); a leaf on which that fails may lose
   // nothing (-infinity). One table per attempt turns each victim check into a comparison.
+  //
+  // With `limits`, for a workload that waits for limit room (docs/gpu-memory.md §Scheduler): on
+  // the victims' side the GPU resource is counted in limits — what a queue holds is its GPUs plus
+  // its burst, and its share of limit room is its fair share times the cluster's overcommit — so
+  // a queue at its share of requests whose pods' limits hold more than its share of the limit
+  // room may lose the part above that share, and no more.
+  struct LimitTerms {
+    ResourceId gpu = 0;
+    double overcommit = 1.0;
+  };
   void loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector& request,
                       const std::vector<ResourceVector>& before, std::span<const ResourceId> key_resources,
-                      std::vector<double>& allowance) const;
+                      std::vector<double>& allowance, const LimitTerms* limits = nullptr) const;
 
  private:
   bool is_ancestor_or_self(QueueIndex ancestor, QueueIndex queue) const {
@@ -101,6 +117,7 @@ class QueueLedger {
   const FairShares& shares_;
   std::vector<ResourceVector> allocated_;
   std::vector<ResourceVector> non_preemptible_;
+  std::vector<double> burst_;  // per queue, GPUs: see add_burst
   std::vector<size_t> first_, last_;  // per queue: its number, and the last in its subtree
   uint64_t version_ = 0;
   mutable std::vector<double> share_cache_;  // per queue, valid where share_known_

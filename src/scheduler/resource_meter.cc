@@ -49,6 +49,16 @@ void ResourceMeter::add_bound(const PodSpec& pod, const Binding& binding, Resour
   }
 }
 
+double ResourceMeter::limit_overcommit() const {
+  double gpus = 0, limit_room = 0;
+  for (const NodeSpec& node : cluster_.nodes) {
+    if (!node.schedulable) continue;
+    gpus += node.gpu_count();
+    limit_room += node.gpu_count() * static_cast<double>(node.gpu_memory_overcommit_milli) / kMilliPerGpu;
+  }
+  return gpus > 0 ? limit_room / gpus : 1.0;
+}
+
 ResourceVector ResourceMeter::capacity() const {
   ResourceVector total(resource_count_, 0.0);
   for (const NodeSpec& node : cluster_.nodes) {

@@ -20,6 +20,10 @@ class ResourceMeter {
   int64_t typical_device_memory() const { return typical_device_memory_; }
   // What the cluster's nodes hold of each resource: the capacity fair shares divide.
   ResourceVector capacity() const;
+  ResourceId gpu() const { return gpu_; }
+  // How far GPU-memory limits may add up over the cluster's GPUs: the nodes' overcommit ratios
+  // (NodeSpec::gpu_memory_overcommit_milli) weighted by their GPUs; 1 without GPUs.
+  double limit_overcommit() const;
 
   // A pod not yet placed. A GPU-memory request counts as the portion of a device of the
   // cluster's median device memory; the per-model resource counts only when the pod allows

@@ -71,6 +71,12 @@ class VictimIndex {
   std::span<const int16_t> devices(const Member& member) const {
     return {devices_.data() + member.first_device, member.device_count};
   }
+  // The GPU-memory limits of the unit's pods beyond their requests, in GPUs.
+  double burst_gpus(uint32_t index) const {
+    int64_t milli = 0;
+    for (const Member& member : members(index)) milli += member.burst_milli;
+    return static_cast<double>(milli) / kMilliPerGpu;
+  }
   // What the unit holds of a queue resource (zero past the meter's resources).
   double amount(uint32_t index, ResourceId resource) const {
     return resource < resource_count_ ? amounts_[index * resource_count_ + resource] : 0.0;
