@@ -30,6 +30,7 @@ inline constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
 inline constexpr CUresult CUDA_ERROR_INVALID_CONTEXT = 201;
 inline constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 inline constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
+inline constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900;
 
 // cuGetProcAddress_v2's report of a lookup (CUDA 12).
 using CUdriverProcAddressQueryResult = int;
@@ -81,6 +82,11 @@ using PFN_cuCtxGetCurrent = CUresult (*)(CUcontext* context);
 using PFN_cuCtxGetDevice = CUresult (*)(CUdevice* device);
 using PFN_cuCtxSynchronize = CUresult (*)();
 using PFN_cuStreamSynchronize = CUresult (*)(CUstream stream);
+// CUstreamCaptureStatus: CU_STREAM_CAPTURE_STATUS_NONE (0), _ACTIVE (1), _INVALIDATED (2).
+using CUstreamCaptureStatus = int;
+inline constexpr CUstreamCaptureStatus CU_STREAM_CAPTURE_STATUS_NONE = 0;
+inline constexpr CUstreamCaptureStatus CU_STREAM_CAPTURE_STATUS_ACTIVE = 1;
+using PFN_cuStreamIsCapturing = CUresult (*)(CUstream stream, CUstreamCaptureStatus* status);
 using PFN_cuDeviceGetDefaultMemPool = CUresult (*)(CUmemoryPool* pool, CUdevice device);
 using PFN_cuMemAlloc_v2 = CUresult (*)(CUdeviceptr* dptr, std::size_t bytes);
 using PFN_cuMemAllocPitch_v2 = CUresult (*)(CUdeviceptr* dptr, std::size_t* pitch, std::size_t width_bytes,

@@ -28,6 +28,10 @@
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
+// The stream handle the fake reports as being captured into a graph (programs find it by dlsym).
+FAKE_EXPORT CUstream tesseraFakeCapturingStream;
+CUstream tesseraFakeCapturingStream = reinterpret_cast<CUstream>(std::uintptr_t{0xca97});
+
 namespace {
 
 constexpr int kFakeMaxDevices = 16;
@@ -362,10 +366,21 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) { return release_any(dptr); 
 FAKE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream) { return release_any(dptr, true); }
 FAKE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream) { return release_any(dptr, true); }
 
-// The fake runs nothing on streams: synchronising one only checks the context. Every device has
-// one default pool, whose handle names the device.
-FAKE_EXPORT CUresult cuStreamSynchronize(CUstream) { return check_context(); }
-FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream) { return check_context(); }
+// The fake runs nothing on streams: synchronising one only checks the context. One stream handle,
+// tesseraFakeCapturingStream, reads as being captured into a graph (where synchronising it is an
+// error, as on a real driver). Every device has one default pool, whose handle names the device.
+FAKE_EXPORT CUresult cuStreamSynchronize(CUstream stream) {
+  return stream == tesseraFakeCapturingStream ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : check_context();
+}
+FAKE_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream stream) { return cuStreamSynchronize(stream); }
+FAKE_EXPORT CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
+  if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *status = stream == tesseraFakeCapturingStream ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  return check_context();
+}
+FAKE_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream stream, CUstreamCaptureStatus* status) {
+  return cuStreamIsCapturing(stream, status);
+}
 FAKE_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice device) {
   if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
   if (pool == nullptr || device < 0 || device >= fake().state().devices) return CUDA_ERROR_INVALID_VALUE;
@@ -477,6 +492,8 @@ void* fake_lookup(const char* symbol, int cuda_version, cuuint64_t flags) {
       FAKE_ENTRY(cuMemFreeAsync_ptsz),
       FAKE_ENTRY(cuStreamSynchronize),
       FAKE_ENTRY(cuStreamSynchronize_ptsz),
+      FAKE_ENTRY(cuStreamIsCapturing),
+      FAKE_ENTRY(cuStreamIsCapturing_ptsz),
       FAKE_ENTRY(cuDeviceGetDefaultMemPool),
       FAKE_ENTRY(cuMemGetInfo_v2),
       FAKE_ENTRY(cuMemcpyHtoD_v2),

@@ -20,7 +20,9 @@
 //                                                  (intact=1); frees at end of stdin. KIND: alloc
 //                                                  (cuMemAlloc, the default), pitch (cuMemAllocPitch,
 //                                                  64 rows), async (cuMemAllocAsync), pool
-//                                                  (cuMemAllocFromPoolAsync, the default pool)
+//                                                  (cuMemAllocFromPoolAsync, the default pool),
+//                                                  async-captured (cuMemAllocAsync on the fake
+//                                                  driver's stream that reads as captured)
 //   gpumem_workload alloc BYTES                    one allocation: its result and how long it took
 //   gpumem_workload fake-stats                     the fake driver's own count of device 0's peak use
 // Options before the command: --proc (entry points through cuGetProcAddress, as CUDA 12 runtimes).
@@ -395,6 +397,16 @@ HeldAllocation allocate_kind(DriverClient& cuda, std::uint64_t bytes, const std:
     held.result = cuda.mem_alloc_async(&held.pointer, bytes, nullptr);
     held.last = held.pointer + bytes - 4096;
     held.stream_ordered = true;
+  } else if (kind == "async-captured" && cuda.mem_alloc_async != nullptr && cuda.mem_free_async != nullptr) {
+    void* library = dlopen("libcuda.so.1", RTLD_NOW);
+    auto* capturing = library != nullptr ? static_cast<CUstream*>(dlsym(library, "tesseraFakeCapturingStream")) : nullptr;
+    if (capturing == nullptr) {
+      std::fprintf(stderr, "swap-hold: async-captured needs the fake driver\n");
+      return held;
+    }
+    held.result = cuda.mem_alloc_async(&held.pointer, bytes, *capturing);
+    held.last = held.pointer + bytes - 4096;
+    held.stream_ordered = true;
   } else if (kind == "pool" && cuda.mem_alloc_from_pool_async != nullptr && cuda.device_get_default_mem_pool != nullptr &&
              cuda.mem_free_async != nullptr) {
     CUmemoryPool pool = nullptr;
@@ -403,7 +415,7 @@ HeldAllocation allocate_kind(DriverClient& cuda, std::uint64_t bytes, const std:
     held.last = held.pointer + bytes - 4096;
     held.stream_ordered = true;
   } else {
-    std::fprintf(stderr, "swap-hold: kind %s is not alloc, pitch, async or pool, or the driver lacks it\n", kind.c_str());
+    std::fprintf(stderr, "swap-hold: kind %s is not alloc, pitch, async, async-captured or pool, or the driver lacks it\n", kind.c_str());
   }
   if (held.stream_ordered && held.result == CUDA_SUCCESS) held.result = cuda.ctx_synchronize();
   return held;

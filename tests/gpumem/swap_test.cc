@@ -138,6 +138,31 @@ TEST(Swap, PitchedAndStreamOrderedAllocationsMoveOutAndBackIntact) {
   }
 }
 
+// A stream-ordered allocation made while its stream is captured into a graph stays the driver's
+// own (the graph must own it; a managed allocation or a synchronisation would end the capture):
+// it does not move, so a newcomer that collides with it goes to host memory after its wait.
+TEST(Swap, AStreamOrderedAllocationMadeDuringGraphCaptureStaysOnTheDevice) {
+  FakeGpuNode node(100 * kMiB);
+  const std::string bytes = std::to_string(60 * kMiB);
+  Running captured = node.start(swap_pod("captured", 0), {"swap-hold", bytes, "async-captured"});
+  ASSERT_EQ(FakeGpuNode::read_until(captured, "held="), "held=1\n");
+  auto ledger = node.ledger();
+  const EntryRecord* captured_entry = entry_of(*ledger, "captured");
+  EXPECT_TRUE(on_device(captured_entry, 60 * kMiB));
+  Running newcomer = node.start(with(swap_pod("newcomer", 0), {{"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "200"}}),
+                                {"swap-hold", bytes});
+  ASSERT_EQ(FakeGpuNode::read_until(newcomer, "held="), "held=1\n");
+  EXPECT_TRUE(on_device(captured_entry, 60 * kMiB));
+  EXPECT_EQ(captured_entry->moved_out, 0u);
+  EXPECT_TRUE(in_host(entry_of(*ledger, "newcomer"), 60 * kMiB));
+  EXPECT_EQ(node.run({}, {"fake-stats"}).number("fake_used"), 60 * kMiB);  // the driver's own allocation
+  EXPECT_EQ(check(captured), "intact=1\n");
+  EXPECT_EQ(check(newcomer), "intact=1\n");
+  EXPECT_EQ(FakeGpuNode::finish(newcomer).exit_code, 0);
+  EXPECT_EQ(FakeGpuNode::finish(captured).exit_code, 0);
+  EXPECT_EQ(device0(*ledger).used, 0u);
+}
+
 // Three busy pods that never free, on a device that holds one, with a time slice of zero: each
 // slice ends as soon as another pod waits, so the device passes round the line. Counted in turns
 // (swap-ins), not time: over the run every pod gets a fair part of them, the fake device is never

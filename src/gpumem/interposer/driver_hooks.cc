@@ -90,8 +90,14 @@ CUresult stream_ordered_free(CUdeviceptr pointer, CUstream stream, PFN_cuMemFree
 constexpr std::size_t kPitchAlignment = 512;  // the widest pitch alignment devices use
 
 // Stream-ordered allocations may be made movable (managed memory, allocated at once: usable from
-// the call on, so in any stream's order too) when the driver can then free them in stream order.
-bool async_may_move() { return self().can_free_in_stream_order(); }
+// the call on, so in any stream's order too) when the driver can then free them in stream order,
+// and not while `stream` is being captured into a graph: there the allocation must become the
+// graph's own node, and a managed allocation or a synchronisation would end the capture.
+bool async_may_move(CUstream stream, PFN_cuStreamIsCapturing is_capturing) {
+  if (!self().can_free_in_stream_order()) return false;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return is_capturing(stream, &status) == CUDA_SUCCESS && status == CU_STREAM_CAPTURE_STATUS_NONE;
+}
 
 // A driver without the per-thread-default-stream variant gets the plain one: they differ only in
 // what stream 0 means.
@@ -115,27 +121,30 @@ TESSERA_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, 
 }
 
 TESSERA_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
-  return charged_allocation(async_may_move(), self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async, bytes,
+  return charged_allocation(async_may_move(stream, self().driver().stream_is_capturing), self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async, bytes,
                             stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
-  return charged_allocation(async_may_move(), self().current_ordinal(), bytes, dptr,
+  return charged_allocation(async_may_move(stream, per_thread(self().driver().stream_is_capturing_ptsz,
+                                                              self().driver().stream_is_capturing)), self().current_ordinal(), bytes, dptr,
                             per_thread(self().driver().mem_alloc_async_ptsz, self().driver().mem_alloc_async), bytes,
                             stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
                                                 CUstream stream) {
-  return charged_allocation(async_may_move(), self().current_ordinal(), bytes, dptr,
-                            self().driver().mem_alloc_from_pool_async,
+  return charged_allocation(async_may_move(stream, self().driver().stream_is_capturing), self().current_ordinal(),
+                            bytes, dptr, self().driver().mem_alloc_from_pool_async,
                             bytes, pool, stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
                                                      CUstream stream) {
   return charged_allocation(
-      async_may_move(), self().current_ordinal(), bytes, dptr,
+      async_may_move(stream,
+                     per_thread(self().driver().stream_is_capturing_ptsz, self().driver().stream_is_capturing)),
+      self().current_ordinal(), bytes, dptr,
       per_thread(self().driver().mem_alloc_from_pool_async_ptsz, self().driver().mem_alloc_from_pool_async), bytes,
       pool, stream);
 }

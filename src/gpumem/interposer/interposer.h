@@ -43,7 +43,9 @@ class Interposer {
     return driver_.mem_alloc_managed && driver_.mem_advise && driver_.mem_prefetch_async;
   }
   // Whether a stream-ordered free can end a managed allocation (after synchronising its stream).
-  bool can_free_in_stream_order() const { return driver_.stream_synchronize != nullptr; }
+  bool can_free_in_stream_order() const {
+    return driver_.stream_synchronize != nullptr && driver_.stream_is_capturing != nullptr;
+  }
   // Moves this process's allocations in host memory back to their device while it has room and
   // its pod has its turn (Ledger::move_to_device); when it has its turn but no room, asks the pods
   // whose time slice is over to move out (Ledger::rotate_for). What the caller may sleep on until

@@ -37,6 +37,8 @@ RealDriver load_real_driver() {
   look_up(library, "cuCtxSynchronize", driver.ctx_synchronize);
   look_up(library, "cuStreamSynchronize", driver.stream_synchronize);
   look_up(library, "cuStreamSynchronize_ptsz", driver.stream_synchronize_ptsz);
+  look_up(library, "cuStreamIsCapturing", driver.stream_is_capturing);
+  look_up(library, "cuStreamIsCapturing_ptsz", driver.stream_is_capturing_ptsz);
   look_up(library, "cuDeviceTotalMem_v2", driver.device_total_mem);
   look_up(library, "cuMemAlloc_v2", driver.mem_alloc);
   look_up(library, "cuMemAllocPitch_v2", driver.mem_alloc_pitch);

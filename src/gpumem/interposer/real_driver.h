@@ -17,6 +17,8 @@ struct RealDriver {
   // A swap pod's stream-ordered allocation is managed memory, freed once its stream is done with it.
   PFN_cuStreamSynchronize stream_synchronize = nullptr;
   PFN_cuStreamSynchronize stream_synchronize_ptsz = nullptr;
+  PFN_cuStreamIsCapturing stream_is_capturing = nullptr;
+  PFN_cuStreamIsCapturing stream_is_capturing_ptsz = nullptr;
   PFN_cuDeviceTotalMem_v2 device_total_mem = nullptr;
   PFN_cuMemAlloc_v2 mem_alloc = nullptr;
   PFN_cuMemAllocPitch_v2 mem_alloc_pitch = nullptr;
