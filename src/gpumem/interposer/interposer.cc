@@ -274,14 +274,13 @@ void Interposer::remember(std::uint64_t key, std::uint64_t bytes, const Charge& 
   Allocation allocation{bytes, charge.entry, charge.in_host, charge.ordinal, charge.in_host || charge.movable};
   if (allocation.movable && driver_.ctx_get_current != nullptr) driver_.ctx_get_current(&allocation.context);
   (vmm_handle ? vmm_handles_ : allocations_).insert(key, allocation);
-  std::atomic<std::uint32_t>* word = ledger_->end_request_word();
-  if (word == nullptr) return;
   // The helper thread sleeps on its request word while nothing waits in host memory: the first
   // allocation placed there wakes it, to take its place in line.
-  if (charge.in_host && in_host_.fetch_add(1) == 0) futex_wake_all(*word);
+  std::atomic<std::uint32_t>* word = ledger_->end_request_word();  // set: charging registered it
+  if (charge.in_host && in_host_.fetch_add(1) == 0 && word != nullptr) futex_wake_all(*word);
   // Charged on the device while its pod was asked to move out, and recorded after the helper
   // thread answered: it asks again, or the allocation would keep room the pod was to give up.
-  if (charge.movable && ledger_->move_out_requested(charge.entry)) {
+  if (charge.movable && word != nullptr && ledger_->move_out_requested(charge.entry)) {
     word->fetch_or(kRequestMoveOut);
     futex_wake_all(*word);
   }
