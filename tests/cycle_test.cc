@@ -413,8 +413,8 @@ TEST(Cycle, ReclaimForLimitRoomNeverTakesAQueueBelowItsShareOfLimits) {
   const WorkloadShape server{.gpus_per_pod = 0, .gpu_memory = 20 * kGiB, .gpu_memory_limit = 40 * kGiB};
   world.submit("chat-0", "chat", server, 0);
   world.cycle(10);
-  const WorkloadId wide = world.submit(
-      "batch-0", "batch", {.gpus_per_pod = 0, .gpu_memory = 20 * kGiB, .gpu_memory_limit = 60 * kGiB}, 20);
+  const WorkloadId wide =
+      world.submit("batch-0", "batch", {.gpus_per_pod = 0, .gpu_memory = 20 * kGiB, .gpu_memory_limit = 60 * kGiB}, 20);
   const CycleResult result = world.cycle(100);
   EXPECT_TRUE(result.evictions.empty());
   EXPECT_FALSE(world.running(wide));

@@ -422,7 +422,7 @@ ChargeOutcome Ledger::move_to_device(EntryHandle handle, std::uint64_t bytes, st
 }
 
 std::vector<int> Ledger::choose_movers(const EntryRecord& requester, int device, std::uint64_t shortfall,
-                                      std::int64_t now_ns, bool past_slice_only, std::int64_t* next_slice_end_ns) {
+                                       std::int64_t now_ns, bool past_slice_only, std::int64_t* next_slice_end_ns) {
   std::vector<VictimCandidate> candidates;
   for (int slot = 0; slot < kMaxEntries; ++slot) {
     const EntryRecord& entry = layout_->entries[slot];

@@ -35,7 +35,7 @@ struct PodSettings {
   std::vector<int> visible_devices;  // node index per ordinal; empty: the ordinal is the index
   std::uint64_t device_memory = 0;   // 0: ask the driver
   std::int64_t wait_timeout_ns = std::int64_t{30} * 1000000000;
-  std::int64_t swap_slice_ns = -1;  // negative: not set (the entry keeps its own, or the default)
+  std::int64_t swap_slice_ns = -1;    // negative: not set (the entry keeps its own, or the default)
   std::vector<std::string> problems;  // values that could not be read, each naming the variable
 };
 

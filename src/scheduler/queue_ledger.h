@@ -117,7 +117,7 @@ class QueueLedger {
   const FairShares& shares_;
   std::vector<ResourceVector> allocated_;
   std::vector<ResourceVector> non_preemptible_;
-  std::vector<double> burst_;  // per queue, GPUs: see add_burst
+  std::vector<double> burst_;         // per queue, GPUs: see add_burst
   std::vector<size_t> first_, last_;  // per queue: its number, and the last in its subtree
   uint64_t version_ = 0;
   mutable std::vector<double> share_cache_;  // per queue, valid where share_known_

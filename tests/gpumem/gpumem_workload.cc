@@ -399,7 +399,8 @@ HeldAllocation allocate_kind(DriverClient& cuda, std::uint64_t bytes, const std:
     held.stream_ordered = true;
   } else if (kind == "async-captured" && cuda.mem_alloc_async != nullptr && cuda.mem_free_async != nullptr) {
     void* library = dlopen("libcuda.so.1", RTLD_NOW);
-    auto* capturing = library != nullptr ? static_cast<CUstream*>(dlsym(library, "tesseraFakeCapturingStream")) : nullptr;
+    auto* capturing =
+        library != nullptr ? static_cast<CUstream*>(dlsym(library, "tesseraFakeCapturingStream")) : nullptr;
     if (capturing == nullptr) {
       std::fprintf(stderr, "swap-hold: async-captured needs the fake driver\n");
       return held;
@@ -407,15 +408,17 @@ HeldAllocation allocate_kind(DriverClient& cuda, std::uint64_t bytes, const std:
     held.result = cuda.mem_alloc_async(&held.pointer, bytes, *capturing);
     held.last = held.pointer + bytes - 4096;
     held.stream_ordered = true;
-  } else if (kind == "pool" && cuda.mem_alloc_from_pool_async != nullptr && cuda.device_get_default_mem_pool != nullptr &&
-             cuda.mem_free_async != nullptr) {
+  } else if (kind == "pool" && cuda.mem_alloc_from_pool_async != nullptr &&
+             cuda.device_get_default_mem_pool != nullptr && cuda.mem_free_async != nullptr) {
     CUmemoryPool pool = nullptr;
     held.result = cuda.device_get_default_mem_pool(&pool, 0);
     if (held.result == CUDA_SUCCESS) held.result = cuda.mem_alloc_from_pool_async(&held.pointer, bytes, pool, nullptr);
     held.last = held.pointer + bytes - 4096;
     held.stream_ordered = true;
   } else {
-    std::fprintf(stderr, "swap-hold: kind %s is not alloc, pitch, async, async-captured or pool, or the driver lacks it\n", kind.c_str());
+    std::fprintf(stderr,
+                 "swap-hold: kind %s is not alloc, pitch, async, async-captured or pool, or the driver lacks it\n",
+                 kind.c_str());
   }
   if (held.stream_ordered && held.result == CUDA_SUCCESS) held.result = cuda.ctx_synchronize();
   return held;
@@ -504,7 +507,8 @@ int main(int argc, char** argv) {
   if (command == "wait-latency" && count == 2) return wait_latency(static_cast<int>(number(rest[0])), number(rest[1]));
   if (command == "hold" && (count == 1 || count == 2)) return hold(number(rest[0]), count == 2 ? rest[1] : "");
   if (command == "alloc" && count == 1) return alloc_once(number(rest[0]));
-  if (command == "swap-hold" && (count == 1 || count == 2)) return swap_hold(number(rest[0]), count == 2 ? rest[1] : "alloc");
+  if (command == "swap-hold" && (count == 1 || count == 2))
+    return swap_hold(number(rest[0]), count == 2 ? rest[1] : "alloc");
   if (command == "fake-stats" && count == 0) return fake_stats();
   return usage();
 }

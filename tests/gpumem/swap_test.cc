@@ -149,8 +149,8 @@ TEST(Swap, AStreamOrderedAllocationMadeDuringGraphCaptureStaysOnTheDevice) {
   auto ledger = node.ledger();
   const EntryRecord* captured_entry = entry_of(*ledger, "captured");
   EXPECT_TRUE(on_device(captured_entry, 60 * kMiB));
-  Running newcomer = node.start(with(swap_pod("newcomer", 0), {{"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "200"}}),
-                                {"swap-hold", bytes});
+  Running newcomer =
+      node.start(with(swap_pod("newcomer", 0), {{"TESSERA_GPUMEM_WAIT_TIMEOUT_MS", "200"}}), {"swap-hold", bytes});
   ASSERT_EQ(FakeGpuNode::read_until(newcomer, "held="), "held=1\n");
   EXPECT_TRUE(on_device(captured_entry, 60 * kMiB));
   EXPECT_EQ(captured_entry->moved_out, 0u);

@@ -23,7 +23,7 @@ WEBHOOK = [*SCHEDULER, "webhook"] if os.environ.get("TESSERA_SCHEDULER") else [T
 MEMORY = {"scheduling.tessera.dev/gpu-memory": "20Gi", "scheduling.tessera.dev/gpu-memory-limit": "40Gi"}
 
 
-def pod_body(name, annotations=None, scheduler="tessera", env=None, volumes=None, mounts=None):
+def pod_body(name, annotations=None, scheduler="tessera", env=None, volumes=None, mounts=None, init=None):
     container = {"name": "server", "image": "vllm", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
     if env:
         container["env"] = env
@@ -35,6 +35,8 @@ def pod_body(name, annotations=None, scheduler="tessera", env=None, volumes=None
             "spec": {"schedulerName": scheduler, "containers": [container]}}
     if volumes:
         body["spec"]["volumes"] = volumes
+    if init:
+        body["spec"]["initContainers"] = init
     return body
 
 
@@ -88,8 +90,15 @@ def gpu_memory_webhook(cluster):
              timeout=30, interval=0.5)
 
     scheduler = cluster.start_scheduler("scheduler")
-    cluster.core.create_namespaced_pod(NS, pod_body("llm", MEMORY, env=[{"name": "MODEL", "value": "llama"}]))
+    warm_up = {"name": "warm-up", "image": "vllm", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+    cluster.core.create_namespaced_pod(NS, pod_body("llm", MEMORY, env=[{"name": "MODEL", "value": "llama"}],
+                                                    init=[warm_up]))
     pod = cluster.pods(NS)["llm"]
+    # An init container that touches the GPU is governed as the containers are.
+    init_env = {e.name: e for e in (pod.spec.init_containers[0].env or [])}
+    assert init_env["LD_PRELOAD"].value == LIBRARY, init_env
+    assert {m.name for m in pod.spec.init_containers[0].volume_mounts} >= {"tessera-gpumem-lib",
+                                                                          "tessera-gpumem-ledger"}, pod.spec
     env = env_of(pod)
     assert env["LD_PRELOAD"].value == LIBRARY, env
     assert env["MODEL"].value == "llama", env
@@ -98,6 +107,7 @@ def gpu_memory_webhook(cluster):
     for name, annotation in [("TESSERA_GPU_MEMORY_LIMIT", "gpu-memory-limit-bytes"),
                              ("TESSERA_GPU_MEMORY_REQUEST", "gpu-memory-request-bytes"),
                              ("TESSERA_GPU_MEMORY_RESOLVER", "gpu-memory-resolver"),
+                             ("TESSERA_GPU_MEMORY_SWAP_SLICE_MS", "gpu-memory-swap-slice-ms"),
                              ("NVIDIA_VISIBLE_DEVICES", "gpu-index")]:
         path = env[name].value_from.field_ref.field_path
         assert path == f"metadata.annotations['scheduling.tessera.dev/{annotation}']", (name, path)
@@ -126,6 +136,7 @@ def gpu_memory_webhook(cluster):
         ("TESSERA_GPU_MEMORY_REQUEST", "metadata.annotations['scheduling.tessera.dev/gpu-memory-request-bytes']"),
         ("TESSERA_GPU_MEMORY_LIMIT", "metadata.annotations['scheduling.tessera.dev/gpu-memory-limit-bytes']"),
         ("TESSERA_GPU_MEMORY_RESOLVER", "metadata.annotations['scheduling.tessera.dev/gpu-memory-resolver']"),
+        ("TESSERA_GPU_MEMORY_SWAP_SLICE_MS", "metadata.annotations['scheduling.tessera.dev/gpu-memory-swap-slice-ms']"),
         ("NVIDIA_VISIBLE_DEVICES", "metadata.annotations['scheduling.tessera.dev/gpu-index']")]]
     by_hand = pod_body("by-hand", MEMORY, env=by_hand_env,
                        mounts=[{"name": "tessera-gpumem-ledger", "mountPath": "/var/run/tessera-gpumem"},

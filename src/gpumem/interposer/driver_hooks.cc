@@ -121,29 +121,27 @@ TESSERA_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, 
 }
 
 TESSERA_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
-  return charged_allocation(async_may_move(stream, self().driver().stream_is_capturing), self().current_ordinal(), bytes, dptr, self().driver().mem_alloc_async, bytes,
-                            stream);
+  return charged_allocation(async_may_move(stream, self().driver().stream_is_capturing), self().current_ordinal(),
+                            bytes, dptr, self().driver().mem_alloc_async, bytes, stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream) {
-  return charged_allocation(async_may_move(stream, per_thread(self().driver().stream_is_capturing_ptsz,
-                                                              self().driver().stream_is_capturing)), self().current_ordinal(), bytes, dptr,
-                            per_thread(self().driver().mem_alloc_async_ptsz, self().driver().mem_alloc_async), bytes,
-                            stream);
+  return charged_allocation(
+      async_may_move(stream, per_thread(self().driver().stream_is_capturing_ptsz, self().driver().stream_is_capturing)),
+      self().current_ordinal(), bytes, dptr,
+      per_thread(self().driver().mem_alloc_async_ptsz, self().driver().mem_alloc_async), bytes, stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
                                                 CUstream stream) {
   return charged_allocation(async_may_move(stream, self().driver().stream_is_capturing), self().current_ordinal(),
-                            bytes, dptr, self().driver().mem_alloc_from_pool_async,
-                            bytes, pool, stream);
+                            bytes, dptr, self().driver().mem_alloc_from_pool_async, bytes, pool, stream);
 }
 
 TESSERA_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool,
                                                      CUstream stream) {
   return charged_allocation(
-      async_may_move(stream,
-                     per_thread(self().driver().stream_is_capturing_ptsz, self().driver().stream_is_capturing)),
+      async_may_move(stream, per_thread(self().driver().stream_is_capturing_ptsz, self().driver().stream_is_capturing)),
       self().current_ordinal(), bytes, dptr,
       per_thread(self().driver().mem_alloc_from_pool_async_ptsz, self().driver().mem_alloc_from_pool_async), bytes,
       pool, stream);
@@ -165,7 +163,8 @@ TESSERA_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, std::size_t* pitch
   if (charge.in_host || charge.movable) {
     // A swap pod's rows are managed memory at the widest pitch: a multiple of every device's
     // alignment, so 2D copies and textures over it work as over the driver's own pitch.
-    const CUresult result = charge.in_host ? allocate_in_host(dptr, estimate) : allocate_movable(dptr, estimate, ordinal);
+    const CUresult result =
+        charge.in_host ? allocate_in_host(dptr, estimate) : allocate_movable(dptr, estimate, ordinal);
     if (result != CUDA_SUCCESS) {
       self().uncharge(charge, estimate);
       return result;

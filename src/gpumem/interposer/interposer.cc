@@ -177,7 +177,8 @@ void Interposer::move_out() {
     }
     allocation.in_host = true;
     in_host_.fetch_add(1);
-    if (allocation.entry.device >= 0 && allocation.entry.device < kMaxDevices) moved_from[allocation.entry.device] = true;
+    if (allocation.entry.device >= 0 && allocation.entry.device < kMaxDevices)
+      moved_from[allocation.entry.device] = true;
     return true;
   });
   for (int device = 0; device < kMaxDevices; ++device) {
