@@ -15,6 +15,7 @@
 #include "adapter/annotations.h"
 #include "adapter/api_actions.h"
 #include "adapter/cycle_decisions.h"
+#include "adapter/dashboard_rows.h"
 #include "adapter/event_recorder.h"
 #include "adapter/failure_log.h"
 #include "adapter/gpu_memory_metrics.h"
@@ -25,6 +26,8 @@
 #include "adapter/status_reports.h"
 #include "adapter/task_pool.h"
 #include "adapter/world_snapshot.h"
+#include "dashboard/access_review.h"
+#include "dashboard/dashboard_publisher.h"
 #include "engine/placer.h"
 #include "kube/informer.h"
 #include "policy/policy_registry.h"
@@ -166,6 +169,12 @@ struct KubeScheduler::Impl {
       }
       response.set_content(body, "text/plain");
     });
+    if (options.dashboard) {
+      if (options.dashboard_auth == dashboard::DashboardAuth::kKubernetes)
+        access_reviewer = std::make_unique<dashboard::AccessReviewer>(client);
+      dashboard::add_dashboard_routes(http, {[this] { return dashboard_state.current(); }, options.dashboard_auth,
+                                             access_reviewer.get(), unix_now});
+    }
     bound_port = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
     if (bound_port < 0) {
       log_line(fmt::format("cannot listen on {} for /metrics and health checks", options.listen));
@@ -451,6 +460,8 @@ struct KubeScheduler::Impl {
     write_status(*snapshot, *result, decisions, observed, now);
     report_waiting(decisions, observed, now);
     report_owner_conditions(*snapshot, decisions, observed, now);
+    if (options.dashboard && !options.listen.empty())
+      dashboard_state.publish(dashboard_rows(*snapshot, *result, decisions, evicted, now));
 
     std::map<std::string, double> action_seconds{{"fair_share", result->fair_share_seconds}};
     for (int action = 0; action < kActionCount; ++action) {
@@ -1075,6 +1086,8 @@ struct KubeScheduler::Impl {
   CycleTiming totals;
   int64_t cycle_count = 0;
 
+  dashboard::DashboardPublisher dashboard_state;
+  std::unique_ptr<dashboard::AccessReviewer> access_reviewer;  // --dashboard-auth kubernetes
   httplib::Server http;
   std::thread http_thread;
   int bound_port = 0;
