@@ -9,6 +9,8 @@ extern const char tessera_ui_css_begin[];
 extern const char tessera_ui_css_end[];
 extern const char tessera_ui_js_begin[];
 extern const char tessera_ui_js_end[];
+extern const char tessera_ui_icon_begin[];
+extern const char tessera_ui_icon_end[];
 }
 
 namespace tessera::dashboard {
@@ -26,6 +28,7 @@ const std::vector<Asset>& dashboard_assets() {
       {"", "text/html; charset=utf-8", between(tessera_ui_html_begin, tessera_ui_html_end)},
       {"dashboard.css", "text/css; charset=utf-8", between(tessera_ui_css_begin, tessera_ui_css_end)},
       {"dashboard.js", "text/javascript; charset=utf-8", between(tessera_ui_js_begin, tessera_ui_js_end)},
+      {"favicon.svg", "image/svg+xml", between(tessera_ui_icon_begin, tessera_ui_icon_end)},
   };
   return assets;
 }

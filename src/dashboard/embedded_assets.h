@@ -1,4 +1,4 @@
-// The dashboard's page, style and script (src/dashboard/assets/), assembled into the binary so
+// The dashboard's page, style, script and icon (src/dashboard/assets/), assembled into the binary so
 // that the scheduler serves every byte of its dashboard itself: no CDN, no network.
 #pragma once
 
