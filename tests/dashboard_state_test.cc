@@ -39,8 +39,14 @@ struct TwoTeams : ::testing::Test {
     world.submit("b-big", "team-b", {.pods = 1, .gpus_per_pod = 2});
     result = world.cycle(100);
     keys = keys_of(world);
+    std::vector<PodSpec> pods;
+    for (PodId pod = 0; pod < world.cluster().pod_count(); ++pod) pods.push_back(world.cluster().pod(pod));
+    mix = WorkloadMix::from_pods(pods);
   }
-  CycleFacts facts() { return {world.cluster(), world.workloads(), world.tree(), world.meter(), result, keys, 100}; }
+  WorkloadMix mix;
+  CycleFacts facts() {
+    return {world.cluster(), world.workloads(), world.tree(), world.meter(), result, keys, mix, 100};
+  }
 };
 
 TEST_F(TwoTeams, TheQueueTreeShowsEachQueueAfterItsParentWithItsSharesAndWork) {
@@ -81,6 +87,11 @@ TEST_F(TwoTeams, TheGpuMapSaysWhichQueueHoldsEachDeviceAndHowMuchOfIt) {
   EXPECT_EQ(whole, 2);
   EXPECT_EQ(halves, 1);
   EXPECT_EQ(free, 1);
+  // FGD against the mix (two 2-GPU pods, one half): the node with the notebook has 1.5 GPUs free,
+  // all of which a 2-GPU pod cannot use and none of which a half cannot: 2/3 x 1.5.
+  const NodeRow& notebook = nodes[0].devices[0].holders.size() == 1 && nodes[0].devices[1].holders.empty() ? nodes[0]
+                                                                                                            : nodes[1];
+  EXPECT_DOUBLE_EQ(notebook.fragmented, 1.0);
 }
 
 TEST_F(TwoTeams, PendingWorkShowsItsReasonAndTheOverviewCountsIt) {
@@ -132,7 +143,8 @@ TEST(DashboardEvictions, AReclaimIsShownWithTheWorkloadItMadeRoomFor) {
   world.submit("b-job", "team-b", {.pods = 1, .gpus_per_pod = 2}, 10);
   const CycleResult result = world.cycle(100);
   const std::vector<std::string> keys = keys_of(world);
-  const CycleFacts facts{world.cluster(), world.workloads(), world.tree(), world.meter(), result, keys, 100};
+  const WorkloadMix mix;
+  const CycleFacts facts{world.cluster(), world.workloads(), world.tree(), world.meter(), result, keys, mix, 100};
   const auto rows = eviction_rows(facts, [](const std::string&) { return true; });
   ASSERT_FALSE(rows.empty());
   for (const EvictionRow& row : rows) {
@@ -174,8 +186,9 @@ TEST(DashboardPublisher, ReadersKeepTheirPictureWhileANewOneIsPublished) {
   const auto held = publisher.current();
   CycleRows second;
   second.now = 20;
-  second.evictions = {EvictionRow{20, "ml/c", "team-a", "preempt", "ml/d", 1, 1},
-                      EvictionRow{20, "ml/e", "team-a", "preempt", "ml/d", 1, 1}};
+  publisher.add_evictions({EvictionRow{15, "ml/c", "team-a", "preempt", "ml/d", 1, 1}});
+  EXPECT_EQ(publisher.current()->evictions.size(), 1u) << "kept for the next picture";
+  second.evictions = {EvictionRow{20, "ml/e", "team-a", "preempt", "ml/d", 1, 1}};
   publisher.publish(second);
   EXPECT_EQ(held->cycle, 1);
   EXPECT_DOUBLE_EQ(held->cycle_at, 10);

@@ -7,10 +7,19 @@
 
 namespace tessera::adapter {
 
+std::vector<dashboard::EvictionRow> dashboard_evictions(const Snapshot& snapshot, const CycleResult& result,
+                                                        const std::set<std::string>& evicted, double now) {
+  const WorkloadMix no_mix;
+  const dashboard::CycleFacts facts{
+      *snapshot.cluster, snapshot.workloads, *snapshot.tree, *snapshot.meter, result, snapshot.workload_keys, no_mix,
+      now};
+  return dashboard::eviction_rows(facts, [&](const std::string& key) { return evicted.contains(key); });
+}
+
 dashboard::CycleRows dashboard_rows(const Snapshot& snapshot, const CycleResult& result, const Decisions& decisions,
-                                    const std::set<std::string>& evicted, double now) {
-  const dashboard::CycleFacts facts{*snapshot.cluster, snapshot.workloads, *snapshot.tree, *snapshot.meter,
-                                    result,           snapshot.workload_keys, now};
+                                    const std::set<std::string>& evicted, const WorkloadMix& mix, double now) {
+  const dashboard::CycleFacts facts{
+      *snapshot.cluster, snapshot.workloads, *snapshot.tree, *snapshot.meter, result, snapshot.workload_keys, mix, now};
   dashboard::CycleRows rows;
   rows.now = now;
   rows.queues = dashboard::queue_rows(facts);
@@ -29,7 +38,7 @@ dashboard::CycleRows dashboard_rows(const Snapshot& snapshot, const CycleResult&
     }
     rows.pending.push_back(std::move(row));
   }
-  rows.evictions = dashboard::eviction_rows(facts, [&](const std::string& key) { return evicted.contains(key); });
+  rows.evictions = dashboard_evictions(snapshot, result, evicted, now);
   return rows;
 }
 

@@ -429,7 +429,8 @@ struct KubeScheduler::Impl {
       before.push_back(cluster.binding(pod));
       specs.push_back(cluster.pod(pod));
     }
-    auto policy = make_policy(options.policy, WorkloadMix::from_pods(specs));
+    const WorkloadMix mix = WorkloadMix::from_pods(specs);
+    auto policy = make_policy(options.policy, mix);
     if (!policy) {
       log_line(fmt::format("cycle skipped: {}", policy.error().message));
       cycle_started_at = 0;
@@ -460,8 +461,7 @@ struct KubeScheduler::Impl {
     write_status(*snapshot, *result, decisions, observed, now);
     report_waiting(decisions, observed, now);
     report_owner_conditions(*snapshot, decisions, observed, now);
-    if (options.dashboard && !options.listen.empty())
-      dashboard_state.publish(dashboard_rows(*snapshot, *result, decisions, evicted, now));
+    if (options.dashboard && !options.listen.empty()) publish_dashboard(*snapshot, *result, decisions, evicted, mix, now);
 
     std::map<std::string, double> action_seconds{{"fair_share", result->fair_share_seconds}};
     for (int action = 0; action < kActionCount; ++action) {
@@ -499,6 +499,19 @@ struct KubeScheduler::Impl {
           cycle_timing.engine_seconds * 1e3, cycle_timing.bind_seconds * 1e3));
     }
     cycle_started_at = 0;
+  }
+
+  // The dashboard's picture (adapter/dashboard_rows.h) at most every kDashboardRefreshSeconds: at
+  // 10,000 nodes it costs tens of milliseconds (docs/dashboard.md), and cycles follow each other
+  // every 20 ms while the cluster changes. Evictions are kept from every cycle.
+  void publish_dashboard(const Snapshot& snapshot, const CycleResult& result, const Decisions& decisions,
+                         const std::set<std::string>& evicted, const WorkloadMix& mix, double now) {
+    if (now - dashboard_published_at < kDashboardRefreshSeconds) {
+      dashboard_state.add_evictions(dashboard_evictions(snapshot, result, evicted, now));
+      return;
+    }
+    dashboard_state.publish(dashboard_rows(snapshot, result, decisions, evicted, mix, now));
+    dashboard_published_at = now;
   }
 
   // Runs the cycle forward from the snapshot it just left (scheduler/start_estimates.h) and
@@ -1086,7 +1099,9 @@ struct KubeScheduler::Impl {
   CycleTiming totals;
   int64_t cycle_count = 0;
 
+  static constexpr double kDashboardRefreshSeconds = 1;
   dashboard::DashboardPublisher dashboard_state;
+  double dashboard_published_at = -1e300;
   std::unique_ptr<dashboard::AccessReviewer> access_reviewer;  // --dashboard-auth kubernetes
   httplib::Server http;
   std::thread http_thread;

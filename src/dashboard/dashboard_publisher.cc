@@ -9,13 +9,18 @@ DashboardPublisher::DashboardPublisher(QueueHistory history, size_t kept_evictio
       kept_evictions_(kept_evictions),
       current_(std::make_shared<const DashboardState>()) {}
 
+void DashboardPublisher::add_evictions(std::vector<EvictionRow> evictions) {
+  std::lock_guard lock(writer_mutex_);
+  for (EvictionRow& eviction : evictions) evictions_.push_front(std::move(eviction));
+  while (evictions_.size() > kept_evictions_) evictions_.pop_back();
+}
+
 void DashboardPublisher::publish(CycleRows rows) {
+  add_evictions(std::move(rows.evictions));
   auto state = std::make_shared<DashboardState>();
   {
     std::lock_guard lock(writer_mutex_);
     history_.record(rows.queues, rows.now);
-    for (EvictionRow& eviction : rows.evictions) evictions_.push_front(std::move(eviction));
-    while (evictions_.size() > kept_evictions_) evictions_.pop_back();
     state->cycle = ++cycles_;
     state->evictions.assign(evictions_.begin(), evictions_.end());
   }

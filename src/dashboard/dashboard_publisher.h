@@ -28,6 +28,8 @@ class DashboardPublisher {
 
   // Adds the queues' history and the recent evictions, and makes the result current.
   void publish(CycleRows rows);
+  // Keeps the evictions of a cycle that published no picture, for the next picture to show.
+  void add_evictions(std::vector<EvictionRow> evictions);
   // The latest picture; an empty one (cycle 0) before the first cycle.
   std::shared_ptr<const DashboardState> current() const;
 

@@ -4,7 +4,6 @@
 
 #include "core/node_pool.h"
 #include "policy/fragmentation.h"
-#include "policy/workload_mix.h"
 #include "scheduler/pending_reason.h"
 
 namespace tessera::dashboard {
@@ -110,10 +109,6 @@ std::vector<NodeRow> node_rows(const CycleFacts& facts) {
       }
     }
   }
-  std::vector<PodSpec> pods;
-  pods.reserve(static_cast<size_t>(cluster.pod_count()));
-  for (PodId pod = 0; pod < cluster.pod_count(); ++pod) pods.push_back(cluster.pod(pod));
-  const WorkloadMix mix = WorkloadMix::from_pods(pods);
   for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
     NodeRow& row = rows[static_cast<size_t>(node)];
     const NodeState& state = cluster.node_state(node);
@@ -125,7 +120,7 @@ std::vector<NodeRow> node_rows(const CycleFacts& facts) {
       if (foreign > 0) add_holder(row.devices[device], -1, foreign);
     }
     if (!row.devices.empty())
-      row.fragmented = expected_fragmentation(cluster.node_spec(node), state, mix) / kMilli;
+      row.fragmented = expected_fragmentation(cluster.node_spec(node), state, facts.mix) / kMilli;
   }
   return rows;
 }

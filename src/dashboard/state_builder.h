@@ -10,6 +10,7 @@
 #include "dashboard/dashboard_state.h"
 #include "engine/cluster_state.h"
 #include "policy/fair_share.h"
+#include "policy/workload_mix.h"
 #include "scheduler/cycle.h"
 #include "scheduler/resource_meter.h"
 #include "scheduler/workload_set.h"
@@ -23,6 +24,7 @@ struct CycleFacts {
   const ResourceMeter& meter;
   const CycleResult& result;
   const std::vector<std::string>& workload_keys;  // by WorkloadId: "namespace/name"
+  const WorkloadMix& mix;  // the pod shapes the cycle placed for (fragmentation is measured against them)
   double now = 0;
 };
 
@@ -30,7 +32,7 @@ struct CycleFacts {
 std::vector<QueueRow> queue_rows(const CycleFacts& facts);
 
 // Every node with each device's holders by queue (indices into `queue_rows`' order) and its FGD
-// fragmentation against the mix of the cluster's pods.
+// fragmentation against the cycle's workload mix.
 std::vector<NodeRow> node_rows(const CycleFacts& facts);
 
 Overview overview_of(const std::vector<NodeRow>& nodes, const std::vector<QueueRow>& queues,
