@@ -30,37 +30,35 @@ struct ReviewServer {
   std::mutex mutex;
 
   ReviewServer() {
-    server.http().Post("/apis/authentication.k8s.io/v1/tokenreviews",
-                       [this](const httplib::Request& request, httplib::Response& response) {
-                         ++token_reviews;
-                         if (down) {
-                           response.status = 500;
-                           return;
-                         }
-                         const std::string token = json::parse(request.body)["spec"]["token"];
-                         json status = {{"authenticated", false}, {"error", "invalid bearer token"}};
-                         if (token == "alice-token" || token == "bob-token") {
-                           const std::string user = token == "alice-token" ? "alice" : "bob";
-                           status = {{"authenticated", true},
-                                     {"user", {{"username", user}, {"uid", user + "-uid"}, {"groups", {"staff"}}}}};
-                         }
-                         response.set_content(json{{"kind", "TokenReview"}, {"status", status}}.dump(),
-                                              "application/json");
-                       });
-    server.http().Post("/apis/authorization.k8s.io/v1/subjectaccessreviews",
-                       [this](const httplib::Request& request, httplib::Response& response) {
-                         ++access_reviews;
-                         const json review = json::parse(request.body);
-                         {
-                           std::lock_guard lock(mutex);
-                           last_access_review = review;
-                         }
-                         const bool allowed = review["spec"]["user"] == "alice";
-                         json status = {{"allowed", allowed}};
-                         if (!allowed) status["reason"] = "no RBAC rule allows it";
-                         response.set_content(json{{"kind", "SubjectAccessReview"}, {"status", status}}.dump(),
-                                              "application/json");
-                       });
+    server.http().Post("/apis/authentication.k8s.io/v1/tokenreviews", [this](const httplib::Request& request,
+                                                                             httplib::Response& response) {
+      ++token_reviews;
+      if (down) {
+        response.status = 500;
+        return;
+      }
+      const std::string token = json::parse(request.body)["spec"]["token"];
+      json status = {{"authenticated", false}, {"error", "invalid bearer token"}};
+      if (token == "alice-token" || token == "bob-token") {
+        const std::string user = token == "alice-token" ? "alice" : "bob";
+        status = {{"authenticated", true},
+                  {"user", {{"username", user}, {"uid", user + "-uid"}, {"groups", {"staff"}}}}};
+      }
+      response.set_content(json{{"kind", "TokenReview"}, {"status", status}}.dump(), "application/json");
+    });
+    server.http().Post("/apis/authorization.k8s.io/v1/subjectaccessreviews", [this](const httplib::Request& request,
+                                                                                    httplib::Response& response) {
+      ++access_reviews;
+      const json review = json::parse(request.body);
+      {
+        std::lock_guard lock(mutex);
+        last_access_review = review;
+      }
+      const bool allowed = review["spec"]["user"] == "alice";
+      json status = {{"allowed", allowed}};
+      if (!allowed) status["reason"] = "no RBAC rule allows it";
+      response.set_content(json{{"kind", "SubjectAccessReview"}, {"status", status}}.dump(), "application/json");
+    });
     server.start();
   }
   kube::ClientConfig config() const {
@@ -152,7 +150,8 @@ TEST(DashboardGuard, BearerTokensAreReadFromTheAuthorizationHeader) {
   EXPECT_FALSE(bearer_token("Bearer ").has_value());
   EXPECT_FALSE(bearer_token("").has_value());
   EXPECT_TRUE(parse_dashboard_auth("kubernetes").ok());
-  EXPECT_EQ(parse_dashboard_auth("open").error().message, "--dashboard-auth: 'open' is not one of loopback, kubernetes");
+  EXPECT_EQ(parse_dashboard_auth("open").error().message,
+            "--dashboard-auth: 'open' is not one of loopback, kubernetes");
 }
 
 // The routes on a real HTTP server, checked through the fake API server: what a browser or curl
@@ -209,8 +208,8 @@ TEST(DashboardRoutesOverHttp, KubernetesModeAnswers200ToAlice401WithoutAToken403
 TEST(DashboardRoutesOverHttp, LoopbackModeServesTheLoopbackPeerWithoutAToken) {
   DashboardPublisher publisher;
   testing::TestServer dashboard;
-  add_dashboard_routes(dashboard.http(), {[&] { return publisher.current(); }, DashboardAuth::kLoopback, nullptr,
-                                          [] { return 0.0; }});
+  add_dashboard_routes(dashboard.http(),
+                       {[&] { return publisher.current(); }, DashboardAuth::kLoopback, nullptr, [] { return 0.0; }});
   dashboard.start();
   httplib::Client http("127.0.0.1", dashboard.port());
   auto overview = http.Get("/ui/api/overview");

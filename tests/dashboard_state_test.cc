@@ -89,8 +89,8 @@ TEST_F(TwoTeams, TheGpuMapSaysWhichQueueHoldsEachDeviceAndHowMuchOfIt) {
   EXPECT_EQ(free, 1);
   // FGD against the mix (two 2-GPU pods, one half): the node with the notebook has 1.5 GPUs free,
   // all of which a 2-GPU pod cannot use and none of which a half cannot: 2/3 x 1.5.
-  const NodeRow& notebook = nodes[0].devices[0].holders.size() == 1 && nodes[0].devices[1].holders.empty() ? nodes[0]
-                                                                                                            : nodes[1];
+  const NodeRow& notebook =
+      nodes[0].devices[0].holders.size() == 1 && nodes[0].devices[1].holders.empty() ? nodes[0] : nodes[1];
   EXPECT_DOUBLE_EQ(notebook.fragmented, 1.0);
 }
 

@@ -10,9 +10,14 @@ namespace tessera::adapter {
 std::vector<dashboard::EvictionRow> dashboard_evictions(const Snapshot& snapshot, const CycleResult& result,
                                                         const std::set<std::string>& evicted, double now) {
   const WorkloadMix no_mix;
-  const dashboard::CycleFacts facts{
-      *snapshot.cluster, snapshot.workloads, *snapshot.tree, *snapshot.meter, result, snapshot.workload_keys, no_mix,
-      now};
+  const dashboard::CycleFacts facts{*snapshot.cluster,
+                                    snapshot.workloads,
+                                    *snapshot.tree,
+                                    *snapshot.meter,
+                                    result,
+                                    snapshot.workload_keys,
+                                    no_mix,
+                                    now};
   return dashboard::eviction_rows(facts, [&](const std::string& key) { return evicted.contains(key); });
 }
 
@@ -30,7 +35,7 @@ dashboard::CycleRows dashboard_rows(const Snapshot& snapshot, const CycleResult&
   }
   rows.pending.reserve(decisions.waiting.size());
   for (const WaitingWorkload& waiting : decisions.waiting) {
-    dashboard::WorkloadRow row{waiting.workload_key, "",  0, waiting.reason, waiting.message, waiting.estimated_start,
+    dashboard::WorkloadRow row{waiting.workload_key, "", 0, waiting.reason, waiting.message, waiting.estimated_start,
                                waiting.estimate};
     if (auto id = ids.find(waiting.workload_key); id != ids.end()) {
       row.queue = snapshot.tree->spec(snapshot.workloads[id->second].queue).name;

@@ -461,7 +461,8 @@ struct KubeScheduler::Impl {
     write_status(*snapshot, *result, decisions, observed, now);
     report_waiting(decisions, observed, now);
     report_owner_conditions(*snapshot, decisions, observed, now);
-    if (options.dashboard && !options.listen.empty()) publish_dashboard(*snapshot, *result, decisions, evicted, mix, now);
+    if (options.dashboard && !options.listen.empty())
+      publish_dashboard(*snapshot, *result, decisions, evicted, mix, now);
 
     std::map<std::string, double> action_seconds{{"fair_share", result->fair_share_seconds}};
     for (int action = 0; action < kActionCount; ++action) {

@@ -51,8 +51,8 @@ int serve_until_stopped(const dashboard::DashboardPublisher& publisher, const st
     return 2;
   }
   httplib::Server server;
-  dashboard::add_dashboard_routes(server, {[&] { return publisher.current(); }, dashboard::DashboardAuth::kLoopback,
-                                           nullptr, [] { return 0.0; }});
+  dashboard::add_dashboard_routes(
+      server, {[&] { return publisher.current(); }, dashboard::DashboardAuth::kLoopback, nullptr, [] { return 0.0; }});
   const std::string host = address.substr(0, colon);
   const int wanted = std::atoi(address.substr(colon + 1).c_str());
   const int port = wanted == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, wanted) ? wanted : -1);
@@ -88,8 +88,8 @@ int run_dashboard_bench(const DashboardBenchOptions& options, const StopSignal& 
   for (size_t id = 0; id < loaded->workloads->size(); ++id) {
     keys.push_back(fmt::format("ns-{}/{}", id % 50, (*loaded->workloads)[static_cast<WorkloadId>(id)].spec.name));
   }
-  const dashboard::CycleFacts facts{*loaded->cluster, *loaded->workloads, *loaded->queues, *loaded->meter,
-                                    *cycle,           keys,                world.mix,      loaded->now};
+  const dashboard::CycleFacts facts{*loaded->cluster, *loaded->workloads, *loaded->queues, *loaded->meter, *cycle, keys,
+                                    world.mix,        loaded->now};
   fmt::print(
       "Dashboard on a synthetic cluster — {} nodes × 8 GPUs, {} queues; {} running pods, {} pending workloads after "
       "one cycle; median of {} runs\n",
@@ -118,10 +118,12 @@ int run_dashboard_bench(const DashboardBenchOptions& options, const StopSignal& 
   };
   endpoint("/ui/api/overview", [&] { return dashboard::overview_json(*state); });
   endpoint("/ui/api/queues", [&] { return dashboard::queues_json(*state); });
-  endpoint("/ui/api/nodes?limit=120 (a page)", [&] { return dashboard::nodes_json(*state, {.offset = 0, .limit = 120, .match = ""}); });
+  endpoint("/ui/api/nodes?limit=120 (a page)",
+           [&] { return dashboard::nodes_json(*state, {.offset = 0, .limit = 120, .match = ""}); });
   endpoint("/ui/api/nodes?limit=2000 (largest)",
            [&] { return dashboard::nodes_json(*state, {.offset = 0, .limit = dashboard::kMaxPageRows, .match = ""}); });
-  endpoint("/ui/api/workloads?limit=200", [&] { return dashboard::workloads_json(*state, {.offset = 0, .limit = 200, .match = ""}); });
+  endpoint("/ui/api/workloads?limit=200",
+           [&] { return dashboard::workloads_json(*state, {.offset = 0, .limit = 200, .match = ""}); });
   std::fflush(stdout);
   if (options.serve.empty()) return 0;
   return serve_until_stopped(publisher, options.serve, stop);

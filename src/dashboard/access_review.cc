@@ -46,7 +46,8 @@ Result<ReviewedUser> read_token_review(const json& answer) {
   const json status = answer.value("status", json::object());
   if (!status.is_object() || !status.value("authenticated", false)) {
     const std::string error = status.is_object() ? status.value("error", std::string()) : std::string();
-    return Error{error.empty() ? "the token is not authenticated" : fmt::format("the token is not authenticated: {}", error)};
+    return Error{error.empty() ? "the token is not authenticated"
+                               : fmt::format("the token is not authenticated: {}", error)};
   }
   const json user = status.value("user", json::object());
   ReviewedUser reviewed;

@@ -22,7 +22,7 @@ enum class Access { kAllowed, kUnauthenticated, kForbidden, kUnavailable };
 
 struct AccessVerdict {
   Access access = Access::kUnavailable;
-  std::string message;  // for the response body: who, and what they lack, or what failed
+  std::string message;      // for the response body: who, and what they lack, or what failed
   int http_status() const;  // 200, 401, 403, 503
 };
 

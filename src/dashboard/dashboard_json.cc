@@ -96,8 +96,8 @@ json nodes_json(const DashboardState& state, const Page& page) {
     }
     return json::array({node.name, node.model, node.pool, node.schedulable, rounded(node.fragmented), devices});
   };
-  out["rows"] = paged(state.nodes, page, [&](const NodeRow& node) { return matches(node.name, page.match); }, render,
-                      out);
+  out["rows"] = paged(
+      state.nodes, page, [&](const NodeRow& node) { return matches(node.name, page.match); }, render, out);
   return out;
 }
 

@@ -117,9 +117,8 @@ void add_dashboard_routes(httplib::Server& server, DashboardRoutes routes) {
       serve(request, response);
     };
   };
-  server.Get("/ui", guarded([](const httplib::Request&, httplib::Response& response) {
-               response.set_redirect("/ui/", 301);
-             }));
+  server.Get("/ui",
+             guarded([](const httplib::Request&, httplib::Response& response) { response.set_redirect("/ui/", 301); }));
   for (const Asset& asset : dashboard_assets()) {
     server.Get(fmt::format("/ui/{}", asset.path),
                guarded([asset](const httplib::Request&, httplib::Response& response) {

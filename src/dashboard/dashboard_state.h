@@ -58,8 +58,8 @@ struct WorkloadRow {
   std::string key;  // "namespace/name"
   std::string queue;
   double gpus = 0;
-  std::string reason;   // a code: QueueLimit, Unschedulable, ...
-  std::string message;  // the sentence
+  std::string reason;                     // a code: QueueLimit, Unschedulable, ...
+  std::string message;                    // the sentence
   std::optional<double> estimated_start;  // Unix seconds
   std::string estimate;                   // its cause, or why there is none
 };
@@ -90,7 +90,7 @@ struct DashboardState {
   Overview overview;
   std::vector<QueueRow> queues;  // each after its parent, depth first
   std::vector<NodeRow> nodes;
-  std::vector<WorkloadRow> pending;     // in the order the cycle would try them
+  std::vector<WorkloadRow> pending;    // in the order the cycle would try them
   std::vector<EvictionRow> evictions;  // newest first
 };
 

@@ -17,9 +17,7 @@ namespace tessera::dashboard {
 
 namespace {
 
-std::string_view between(const char* begin, const char* end) {
-  return {begin, static_cast<size_t>(end - begin)};
-}
+std::string_view between(const char* begin, const char* end) { return {begin, static_cast<size_t>(end - begin)}; }
 
 }  // namespace
 

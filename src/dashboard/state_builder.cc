@@ -159,10 +159,9 @@ std::vector<WorkloadRow> pending_rows(const CycleFacts& facts) {
   rows.reserve(facts.result.pending.size());
   for (const PendingWorkload& pending : facts.result.pending) {
     const Workload& workload = facts.workloads[pending.workload];
-    rows.push_back({facts.workload_keys[static_cast<size_t>(pending.workload)],
-                    facts.queues.spec(workload.queue).name, workload_gpus(facts, pending.workload),
-                    std::string(pending_code_name(pending.reason.code)), describe(pending.reason, facts.queues),
-                    std::nullopt, ""});
+    rows.push_back({facts.workload_keys[static_cast<size_t>(pending.workload)], facts.queues.spec(workload.queue).name,
+                    workload_gpus(facts, pending.workload), std::string(pending_code_name(pending.reason.code)),
+                    describe(pending.reason, facts.queues), std::nullopt, ""});
   }
   return rows;
 }
