@@ -86,7 +86,7 @@ struct Overview {
 
 struct DashboardState {
   double cycle_at = 0;  // Unix seconds of the cycle it shows; 0: no cycle has run yet
-  int64_t cycle = 0;    // its number since the scheduler started
+  int64_t cycle = 0;    // pictures published since the scheduler started (at most one a cycle)
   Overview overview;
   std::vector<QueueRow> queues;  // each after its parent, depth first
   std::vector<NodeRow> nodes;

@@ -164,6 +164,8 @@ async function check(url, expect, shots) {
           if (row.estimate) expectIncludes("the pending table", table, row.estimate.replace(/\s+/g, " "));
         }
         expectIncludes("the estimate", table, expect.estimateShown);
+        const evictions = await textOf(page, "#eviction-table");
+        for (const text of expect.evictions) expectIncludes("recent evictions", evictions, text);
       }
     }
     const failing = Object.entries(problems).filter(([, list]) => list.length);
@@ -172,7 +174,7 @@ async function check(url, expect, shots) {
     if (outside.length) fail(`the page asked for something the scheduler does not serve: ${outside.join(", ")}`);
     console.log(`dashboard in Chromium: overview, ${sectionsByKeyboard.join(", ")} opened with the keyboard; ` +
                 `${expect.queues.length} queues, the fraction on ${expect.fraction.node}, ${expect.pending.length} pending ` +
-                `workloads with their reasons and estimate shown; labels and contrast checked; screenshots in ${shots}`);
+                `workloads with their reasons and estimate, and the reclaimed guest shown; labels and contrast checked; screenshots in ${shots}`);
   } finally {
     await browser.close();
   }

@@ -1,6 +1,7 @@
 """The scheduler's dashboard in a real browser: `tessera dev cluster` with one running training
-job, a fractional notebook and two pending workloads (one waiting for room, with a start estimate,
-one over its queue's limit), `tessera scheduler` against it, and Debian's Chromium driven by
+job, a fractional notebook, a guest's pod reclaimed for a research job, and two pending workloads
+(one waiting for room, with a start estimate, one over its queue's limit), `tessera scheduler`
+against it, and Debian's Chromium driven by
 playwright-core (dashboard_browser.cjs) asserting what a person sees, with the keyboard and for
 basic accessibility. Screenshots go to $TESSERA_DASHBOARD_ARTIFACTS (default
 build/Testing/dashboard). Then the page load time at 10,000 nodes (`tessera bench dashboard
@@ -48,6 +49,7 @@ def api(port, path):
 def what_a_person_sees(cluster, shots):
     cluster.queue("research", 8)
     cluster.queue("interns", 0, limit=1)
+    cluster.queue("guests", 0)
     cluster.namespace("ml")
     cluster.start_scheduler("scheduler")
     _, port = cluster.schedulers["scheduler"]
@@ -57,8 +59,19 @@ def what_a_person_sees(cluster, shots):
                              lambda: (b := cluster.bound("ml")) and len(b) == 2 and b)
     notebook_node = bound["notebook"].spec.node_name
     assert bound["train"].spec.node_name != notebook_node, {name: p.spec.node_name for name, p in bound.items()}
+    # A guest borrows an idle GPU beside the notebook; research then needs 3 whole GPUs there and
+    # reclaims it.
+    cluster.pod("ml", "guest", gpus=1, queue="guests")
+    harness.wait_for("the guest bound", lambda: "guest" in cluster.bound("ml"))
     cluster.pod("ml", "wide", gpus=4, queue="research")
     cluster.pod("ml", "intern-job", gpus=2, queue="interns")
+    cluster.pod("ml", "needs-3", gpus=3, queue="research")
+    harness.wait_for("needs-3 bound in the guest's place",
+                     lambda: "needs-3" in cluster.bound("ml") and "guest" not in cluster.pods("ml"), timeout=60)
+    # The picture is rebuilt at most every second; the eviction's cycle keeps it for the next one.
+    evictions = harness.wait_for("the eviction in /ui/api/workloads", lambda: api(port, "workloads")["evictions"])
+    assert [(e["workload"], e["action"], e["madeRoomFor"]) for e in evictions] == \
+        [("ml/guest", "reclaim", "ml/needs-3")], evictions
 
     def pending_with_estimate():
         rows = api(port, "workloads")["pending"]
@@ -69,12 +82,13 @@ def what_a_person_sees(cluster, shots):
     reasons = {row["workload"]: row["reason"] for row in pending}
     assert reasons == {"ml/wide": "Unschedulable", "ml/intern-job": "QueueLimit"}, reasons
     harness.wait_for("the queues' allocation", lambda: any(
-        q["name"] == "research" and q["allocated"] == 4.5 for q in api(port, "queues")["queues"]))
+        q["name"] == "research" and q["allocated"] == 7.5 for q in api(port, "queues")["queues"]))
     expect = {
         "gpus": 8,
         "pending": [{key: row[key] for key in ("workload", "reason", "message", "estimate")} for row in pending],
-        "queues": [{"name": "research", "figures": ["8", "4.50"]}, {"name": "interns", "figures": ["0", "1"]}],
+        "queues": [{"name": "research", "figures": ["8", "7.50"]}, {"name": "interns", "figures": ["0", "1"]}],
         "fraction": {"node": notebook_node, "queue": "research", "text": "0.50 queue research, 0.50 free"},
+        "evictions": ["ml/guest", "reclaim to make room for ml/needs-3"],
         "estimateShown": "in ~",
     }
     expect_path = os.path.join(cluster.dir, "expect.json")

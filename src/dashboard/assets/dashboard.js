@@ -65,7 +65,7 @@ async function fetchJson(path) {
 
 function showCycle(data) {
   const status = document.getElementById('cycle');
-  status.textContent = data.cycle ? `Cycle ${data.cycle} at ${clock(data.cycleAt)}` : 'Waiting for the first cycle…';
+  status.textContent = data.cycle ? `As of the cycle at ${clock(data.cycleAt)}` : 'Waiting for the first cycle…';
 }
 
 function fillRows(tbody, rows) {
@@ -90,7 +90,7 @@ function renderOverview(data) {
   const free = Math.max(0, data.gpus - data.allocated - data.fragmented);
   const parts = [
     ['allocated', data.allocated, '#0b5cad'],
-    ['fragmented (free, unusable by pending work)', data.fragmented, '#b35900'], ['free', free, '#eef1f4']
+    ['fragmented (free, too small for the usual pod shapes)', data.fragmented, '#b35900'], ['free', free, '#eef1f4']
   ];
   const bar = el('div', {
     className: 'bar',
