@@ -222,5 +222,21 @@ TEST(DashboardRoutesOverHttp, LoopbackModeServesTheLoopbackPeerWithoutAToken) {
   EXPECT_EQ(redirect->get_header_value("Location"), "/ui/");
 }
 
+TEST(DashboardRoutesOverHttp, TextThatIsNotUtf8IsReplacedRatherThanFailingTheAnswer) {
+  DashboardPublisher publisher;
+  CycleRows rows;
+  rows.pending = {WorkloadRow{"ml/job", "team-a", 1, "Unschedulable", "bad byte \xff here", std::nullopt, ""}};
+  publisher.publish(std::move(rows));
+  testing::TestServer dashboard;
+  add_dashboard_routes(dashboard.http(), {[&] { return publisher.current(); }, DashboardAuth::kLoopback, nullptr,
+                                          [] { return 0.0; }});
+  dashboard.start();
+  httplib::Client http("127.0.0.1", dashboard.port());
+  auto workloads = http.Get("/ui/api/workloads");
+  ASSERT_TRUE(workloads);
+  EXPECT_EQ(workloads->status, 200);
+  EXPECT_EQ(json::parse(workloads->body)["pending"][0]["message"], "bad byte \ufffd here");
+}
+
 }  // namespace
 }  // namespace tessera::dashboard

@@ -94,6 +94,19 @@ TEST_F(TwoTeams, TheGpuMapSaysWhichQueueHoldsEachDeviceAndHowMuchOfIt) {
   EXPECT_DOUBLE_EQ(notebook.fragmented, 1.0);
 }
 
+TEST_F(TwoTeams, GpusHeldByPodsOfOtherSchedulersShowAsNoQueuesOnTheMap) {
+  const NodeIndex node = world.cluster().node_state(0).idle_devices() > 0 ? 0 : 1;
+  int device = 0;
+  while (!world.cluster().node_state(node).device_is_idle(device)) ++device;
+  const PodId foreign = world.cluster().add_pod(testing::pod("kube-system/other", 100, GpuRequest::portion(300)));
+  world.cluster().bind(foreign, Binding{.node = node, .devices = {static_cast<int16_t>(device)}, .milli_per_device = 300});
+  const std::vector<NodeRow> nodes = node_rows(facts());
+  const auto& holders = nodes[static_cast<size_t>(node)].devices[static_cast<size_t>(device)].holders;
+  ASSERT_EQ(holders.size(), 1u);
+  EXPECT_EQ(holders[0].queue, -1);
+  EXPECT_EQ(holders[0].milli, 300);
+}
+
 TEST_F(TwoTeams, PendingWorkShowsItsReasonAndTheOverviewCountsIt) {
   const std::vector<WorkloadRow> pending = pending_rows(facts());
   ASSERT_EQ(pending.size(), 1u);

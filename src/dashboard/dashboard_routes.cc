@@ -135,7 +135,10 @@ void add_dashboard_routes(httplib::Server& server, DashboardRoutes routes) {
                    response.set_content(body.error().message + "\n", "text/plain; charset=utf-8");
                    return;
                  }
-                 response.set_content(body->dump(), "application/json");
+                 // Names and messages come from the cluster's objects: bytes that are not UTF-8 are
+                 // replaced rather than failing the whole answer.
+                 response.set_content(body->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                                      "application/json");
                }));
   };
   api("overview", [](const DashboardState& state, const httplib::Request&) -> Result<nlohmann::json> {
