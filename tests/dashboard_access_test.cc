@@ -228,8 +228,8 @@ TEST(DashboardRoutesOverHttp, TextThatIsNotUtf8IsReplacedRatherThanFailingTheAns
   rows.pending = {WorkloadRow{"ml/job", "team-a", 1, "Unschedulable", "bad byte \xff here", std::nullopt, ""}};
   publisher.publish(std::move(rows));
   testing::TestServer dashboard;
-  add_dashboard_routes(dashboard.http(), {[&] { return publisher.current(); }, DashboardAuth::kLoopback, nullptr,
-                                          [] { return 0.0; }});
+  add_dashboard_routes(dashboard.http(),
+                       {[&] { return publisher.current(); }, DashboardAuth::kLoopback, nullptr, [] { return 0.0; }});
   dashboard.start();
   httplib::Client http("127.0.0.1", dashboard.port());
   auto workloads = http.Get("/ui/api/workloads");

@@ -99,7 +99,8 @@ TEST_F(TwoTeams, GpusHeldByPodsOfOtherSchedulersShowAsNoQueuesOnTheMap) {
   int device = 0;
   while (!world.cluster().node_state(node).device_is_idle(device)) ++device;
   const PodId foreign = world.cluster().add_pod(testing::pod("kube-system/other", 100, GpuRequest::portion(300)));
-  world.cluster().bind(foreign, Binding{.node = node, .devices = {static_cast<int16_t>(device)}, .milli_per_device = 300});
+  world.cluster().bind(foreign,
+                       Binding{.node = node, .devices = {static_cast<int16_t>(device)}, .milli_per_device = 300});
   const std::vector<NodeRow> nodes = node_rows(facts());
   const auto& holders = nodes[static_cast<size_t>(node)].devices[static_cast<size_t>(device)].holders;
   ASSERT_EQ(holders.size(), 1u);
