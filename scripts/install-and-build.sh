@@ -4,13 +4,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # prometheus: the real Prometheus the idle-GPU end-to-end test scrapes GPU metrics with.
+# chromium and npm: the browser the dashboard's test drives (tests/dashboard/), and the client that
+# installs its pinned playwright-core.
 packages=(build-essential cmake pkg-config nlohmann-json3-dev libyaml-cpp-dev libfmt-dev libcli11-dev libcsv-dev
           libcpp-httplib-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
-          python3 python3-kubernetes prometheus)
+          python3 python3-kubernetes prometheus chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+# npm comes with Debian's nodejs; a machine with another Node.js (and its npm) keeps it.
+command -v npm > /dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   sudo_cmd=()
   [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
@@ -31,6 +35,16 @@ if ! dpkg-query -W -f='${Status}' kubernetes-client 2>/dev/null | grep -q "insta
     (cd build/tools && apt-get download kubernetes-client 2>/dev/null &&
      dpkg-deb -x kubernetes-client_*.deb kubernetes-client && rm -f kubernetes-client_*.deb)
   fi
+fi
+
+# playwright-core, pinned by tests/dashboard/package-lock.json, into build/dashboard-test/ (the
+# dashboard's browser test drives Debian's Chromium with it; no browser is downloaded). Where npm
+# has no registry to reach, the test says it is skipped (and fails under CI=true).
+mkdir -p build/dashboard-test
+cp tests/dashboard/package.json tests/dashboard/package-lock.json build/dashboard-test/
+if ! (cd build/dashboard-test && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error); then
+  [[ ${CI:-} == true ]] && { echo "npm ci failed in build/dashboard-test (CI=true: the browser test must run)"; exit 1; }
+  echo "playwright-core not installed: npm ci failed in build/dashboard-test; the dashboard's browser test will be skipped"
 fi
 
 build_started=$SECONDS

@@ -15,6 +15,7 @@
 #include "adapter/annotations.h"
 #include "adapter/api_actions.h"
 #include "adapter/cycle_decisions.h"
+#include "adapter/dashboard_rows.h"
 #include "adapter/event_recorder.h"
 #include "adapter/failure_log.h"
 #include "adapter/gpu_memory_metrics.h"
@@ -25,6 +26,8 @@
 #include "adapter/status_reports.h"
 #include "adapter/task_pool.h"
 #include "adapter/world_snapshot.h"
+#include "dashboard/access_review.h"
+#include "dashboard/dashboard_publisher.h"
 #include "engine/placer.h"
 #include "kube/informer.h"
 #include "policy/policy_registry.h"
@@ -166,6 +169,12 @@ struct KubeScheduler::Impl {
       }
       response.set_content(body, "text/plain");
     });
+    if (options.dashboard) {
+      if (options.dashboard_auth == dashboard::DashboardAuth::kKubernetes)
+        access_reviewer = std::make_unique<dashboard::AccessReviewer>(client);
+      dashboard::add_dashboard_routes(http, {[this] { return dashboard_state.current(); }, options.dashboard_auth,
+                                             access_reviewer.get(), unix_now});
+    }
     bound_port = port == 0 ? http.bind_to_any_port(host) : (http.bind_to_port(host, port) ? port : -1);
     if (bound_port < 0) {
       log_line(fmt::format("cannot listen on {} for /metrics and health checks", options.listen));
@@ -420,7 +429,8 @@ struct KubeScheduler::Impl {
       before.push_back(cluster.binding(pod));
       specs.push_back(cluster.pod(pod));
     }
-    auto policy = make_policy(options.policy, WorkloadMix::from_pods(specs));
+    const WorkloadMix mix = WorkloadMix::from_pods(specs);
+    auto policy = make_policy(options.policy, mix);
     if (!policy) {
       log_line(fmt::format("cycle skipped: {}", policy.error().message));
       cycle_started_at = 0;
@@ -451,6 +461,8 @@ struct KubeScheduler::Impl {
     write_status(*snapshot, *result, decisions, observed, now);
     report_waiting(decisions, observed, now);
     report_owner_conditions(*snapshot, decisions, observed, now);
+    if (options.dashboard && !options.listen.empty())
+      publish_dashboard(*snapshot, *result, decisions, evicted, mix, now);
 
     std::map<std::string, double> action_seconds{{"fair_share", result->fair_share_seconds}};
     for (int action = 0; action < kActionCount; ++action) {
@@ -488,6 +500,19 @@ struct KubeScheduler::Impl {
           cycle_timing.engine_seconds * 1e3, cycle_timing.bind_seconds * 1e3));
     }
     cycle_started_at = 0;
+  }
+
+  // The dashboard's picture (adapter/dashboard_rows.h) at most every kDashboardRefreshSeconds: at
+  // 10,000 nodes it costs tens of milliseconds (docs/dashboard.md), and cycles follow each other
+  // every 20 ms while the cluster changes. Evictions are kept from every cycle.
+  void publish_dashboard(const Snapshot& snapshot, const CycleResult& result, const Decisions& decisions,
+                         const std::set<std::string>& evicted, const WorkloadMix& mix, double now) {
+    if (now - dashboard_published_at < kDashboardRefreshSeconds) {
+      dashboard_state.add_evictions(dashboard_evictions(snapshot, result, evicted, now));
+      return;
+    }
+    dashboard_state.publish(dashboard_rows(snapshot, result, decisions, evicted, mix, now));
+    dashboard_published_at = now;
   }
 
   // Runs the cycle forward from the snapshot it just left (scheduler/start_estimates.h) and
@@ -1075,6 +1100,10 @@ struct KubeScheduler::Impl {
   CycleTiming totals;
   int64_t cycle_count = 0;
 
+  static constexpr double kDashboardRefreshSeconds = 1;
+  dashboard::DashboardPublisher dashboard_state;
+  double dashboard_published_at = -1e300;
+  std::unique_ptr<dashboard::AccessReviewer> access_reviewer;  // --dashboard-auth kubernetes
   httplib::Server http;
   std::thread http_thread;
   int bound_port = 0;

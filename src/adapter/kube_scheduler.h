@@ -13,6 +13,7 @@
 #include "adapter/limit_enforcer.h"
 #include "adapter/metrics.h"
 #include "core/node_pool.h"
+#include "dashboard/dashboard_routes.h"
 #include "kube/api_client.h"
 #include "kube/leader_election.h"
 #include "scheduler/cycle.h"
@@ -35,7 +36,11 @@ struct SchedulerOptions {
   bool events = true;
   bool leader_elect = false;
   kube::LeaderElectionConfig election;
-  std::string listen;  // host:port for /metrics, /healthz, /readyz; empty: none
+  std::string listen;  // host:port for /metrics, /healthz, /readyz and /ui; empty: none
+  // The dashboard at /ui on `listen` (docs/dashboard.md), and whom it answers: loopback peers
+  // only, or callers whose Kubernetes token may list PodGroups in all namespaces.
+  bool dashboard = true;
+  dashboard::DashboardAuth dashboard_auth = dashboard::DashboardAuth::kLoopback;
   double cache_sync_timeout_seconds = 120;
   int watch_timeout_seconds = 300;  // asked of the server for each watch, which then starts anew
   double room_plan_timeout_seconds = 300;  // victims not gone by then: the plan is dropped

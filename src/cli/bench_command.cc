@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/bench_bind_command.h"
+#include "cli/bench_dashboard_command.h"
 #include "cli/bench_estimates_command.h"
 #include "cli/elapsed.h"
 #include "cli/policy_list.h"
@@ -641,6 +642,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
 
   add_bench_bind_command(*bench, exit_code);
   add_bench_estimates_command(*bench, exit_code);
+  add_bench_dashboard_command(*bench, exit_code);
 }
 
 }  // namespace tessera

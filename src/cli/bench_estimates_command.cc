@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/elapsed.h"
+#include "cli/synthetic_world_flags.h"
 #include "policy/policy_registry.h"
 #include "scheduler/start_estimates.h"
 #include "sim/statistics.h"
@@ -18,13 +19,7 @@ namespace tessera {
 namespace {
 
 struct EstimateBenchOptions {
-  SyntheticSpec world = [] {
-    SyntheticSpec spec;
-    spec.nodes = 10000;
-    spec.running_pods = 60000;
-    spec.pending_pods = 20000;
-    return spec;
-  }();
+  SyntheticSpec world = large_synthetic_world();
   EstimateOptions estimates;
   int runs = 3;
 };
@@ -117,19 +112,7 @@ void add_bench_estimates_command(CLI::App& bench, int& exit_code) {
       "estimates",
       "Time the start-time estimates (the cycle run forward in simulated time) after one real cycle on a synthetic "
       "multi-tenant cluster, whose running and pending work is given drawn runtimes");
-  command->add_option("--nodes", options->world.nodes, "Nodes of 8 GPUs")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  command->add_option("--pending", options->world.pending_pods, "Pending pods")
-      ->check(CLI::Range(int64_t{0}, int64_t{100000000}))
-      ->capture_default_str();
-  command->add_option("--running", options->world.running_pods, "Running pods (fewer if the cluster fills first)")
-      ->check(CLI::Range(int64_t{0}, int64_t{100000000}))
-      ->capture_default_str();
-  command->add_option("--queues", options->world.queues, "Leaf queues")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  command->add_option("--seed", options->world.seed, "Seed of the world and its runtimes")->capture_default_str();
+  add_synthetic_world_flags(*command, options->world, "Seed of the world and its runtimes");
   command->add_option("--steps", options->estimates.max_steps, "Forward cycles per estimate at most")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include "cli/cycle_flags.h"
 #include "core/node_pool.h"
 #include "core/stop_signal.h"
+#include "dashboard/dashboard_routes.h"
 #include "kube/api_client.h"
 #include "kube/kubeconfig.h"
 #include "policy/policy_registry.h"
@@ -33,6 +34,8 @@ struct SchedulerCommandOptions {
   bool no_events = false;
   bool no_estimates = false;
   std::string gpu_memory_overcommit;
+  std::string dashboard_auth = "loopback";
+  bool no_dashboard = false;
 };
 
 std::string default_identity() {
@@ -65,6 +68,13 @@ int run_scheduler(SchedulerCommandOptions options) {
     }
     options.scheduler.gpu_memory_overcommit = std::move(*overcommit);
   }
+  auto dashboard_auth = dashboard::parse_dashboard_auth(options.dashboard_auth);
+  if (!dashboard_auth) {
+    std::fputs(fmt::format("error: {}\n", dashboard_auth.error().message).c_str(), stderr);
+    return 2;
+  }
+  options.scheduler.dashboard_auth = *dashboard_auth;
+  options.scheduler.dashboard = !options.no_dashboard;
   options.scheduler.cycle = options.cycle.options();
   options.scheduler.events = !options.no_events;
   options.scheduler.start_estimates = !options.no_estimates;
@@ -100,8 +110,15 @@ void add_scheduler_options(CLI::App* command, int& exit_code) {
   command->add_option("--api-workers", options->scheduler.api_workers, "Concurrent bindings and evictions")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  command->add_option("--listen", options->scheduler.listen, "host:port for /metrics, /healthz and /readyz")
+  command->add_option("--listen", options->scheduler.listen, "host:port for /metrics, /healthz, /readyz and /ui")
       ->capture_default_str();
+  command
+      ->add_option("--dashboard-auth", options->dashboard_auth,
+                   "Whom the dashboard at /ui answers (docs/dashboard.md): loopback (peers on a loopback address "
+                   "only, as kubectl port-forward arrives) or kubernetes (a bearer token whose user may list "
+                   "podgroups in all namespaces, checked with TokenReview and SubjectAccessReview)")
+      ->capture_default_str();
+  command->add_flag("--no-dashboard", options->no_dashboard, "Serve no dashboard at /ui");
   add_cycle_flags(*command, options->cycle, "",
                   ". A move is an eviction here: only pods a controller recreates come back");
   command->add_option("--prometheus-url", options->scheduler.telemetry.prometheus_url,

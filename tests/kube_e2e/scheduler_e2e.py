@@ -1220,6 +1220,73 @@ def topology(cluster):
     assert not any(name.startswith("wide") for name in cluster.bound("ml"))
 
 
+DASHBOARD_RBAC = os.path.join(os.path.dirname(RBAC), "dashboard-rbac.yaml")
+
+
+def dashboard_auth(cluster):
+    """The dashboard with --dashboard-auth kubernetes on a real API server, the scheduler under the
+    ServiceAccount of deploy/rbac.yaml and deploy/dashboard-rbac.yaml: a token whose ServiceAccount
+    is bound to tessera-dashboard-viewer (list podgroups) gets 200 and the data; a token without
+    that binding gets 403 saying what it lacks; no token or a made-up one gets 401."""
+    import json
+    import urllib.error
+    import urllib.request
+    cluster.namespace("tessera-system")
+    for path in (RBAC, DASHBOARD_RBAC):
+        applied = cluster.kubectl("apply", "-f", path)
+        assert applied.returncode == 0, f"kubectl apply -f {path}:\n{applied.stdout}{applied.stderr}"
+    cluster.queue("team-a", 8)
+    cluster.namespace("viewers")
+    for name in ("dashboard-viewer", "no-rights"):
+        cluster.core.create_namespaced_service_account("viewers", {"metadata": {"name": name}})
+    k8s.RbacAuthorizationV1Api(cluster.api).create_cluster_role_binding({
+        "metadata": {"name": "dashboard-viewer"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "tessera-dashboard-viewer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "dashboard-viewer", "namespace": "viewers"}]})
+
+    def token(name):
+        request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                   "spec": {"expirationSeconds": 3600}}
+        return cluster.core.create_namespaced_service_account_token(name, "viewers", request).status.token
+    viewer, outsider = token("dashboard-viewer"), token("no-rights")
+    cluster.start_scheduler("scheduler", "--dashboard-auth", "kubernetes",
+                            kubeconfig=service_account_kubeconfig(cluster))
+    _, port = cluster.schedulers["scheduler"]
+    cluster.namespace("ml")
+    cluster.pod("ml", "train", gpus=2, queue="team-a")
+    wait_for("the pod bound", lambda: "train" in cluster.bound("ml"), timeout=60)
+
+    def get(path, bearer=None):
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
+        if bearer is not None:
+            request.add_header("Authorization", f"Bearer {bearer}")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def allocated():
+        status, body = get("/ui/api/queues", viewer)
+        assert status == 200, (status, body)
+        queues = {q["name"]: q["allocated"] for q in json.loads(body)["queues"]}
+        return queues.get("team-a") == 2
+    wait_for("the viewer to see team-a's 2 GPUs at /ui/api/queues", allocated, timeout=30)
+    status, page = get("/ui/", viewer)
+    assert status == 200 and "<title>Tessera scheduler</title>" in page, (status, page[:200])
+    status, body = get("/ui/api/nodes", outsider)
+    assert status == 403, (status, body)
+    assert "system:serviceaccount:viewers:no-rights may not list podgroups.scheduling.tessera.dev in all " \
+           "namespaces" in body, body
+    status, body = get("/ui/api/overview")
+    assert status == 401 and "Authorization: Bearer" in body, (status, body)
+    status, body = get("/ui/api/overview", "not-a-token")
+    assert status == 401 and "not authenticated" in body, (status, body)
+    status, _ = get("/metrics")
+    assert status == 200, "the metrics stay open to scrapers"
+    print("dashboard-auth: the viewer's token 200, a token without the binding 403, none or a made-up one 401")
+
+
 def racked_nodes(racks, per_rack):
     """A scenario YAML with `racks` racks of `per_rack` 8-GPU nodes, named rackR-0, rackR-1, ... and
     labelled tessera.dev/rack: rR."""
@@ -1262,6 +1329,8 @@ SCENARIOS = {
     "jobset": (jobset, gpu_nodes(4), None, []),
     "trainjob": (trainjob, gpu_nodes(6), None, []),
     "leaderworkerset": (leaderworkerset, gpu_nodes(6), None, []),
+    # TokenReview and SubjectAccessReview need the real authenticator and authorizer.
+    "dashboard-auth": (dashboard_auth, gpu_nodes(1), None, []),
     # A real Prometheus (Debian's) scraping `tessera dev gpu-metrics`; limits of seconds.
     "idle-gpus": (idle_gpus, gpu_nodes(1), [], []),
     "faults": (faults, gpu_nodes(8), ["--fault-seed", "7", "--fault-idle-close", "2", "--fault-drop", "0.05",

@@ -20,11 +20,14 @@ BELOW = {
     "scheduler": {"core", "policy", "engine"},
     "sim": {"core", "wire", "policy", "engine", "scheduler"},
     "kube": {"core", "wire"},
-    "adapter": {"core", "wire", "policy", "engine", "scheduler", "kube"},
+    # The scheduler's dashboard (/ui): built from the cycle's state, its access checked through the API client.
+    "dashboard": {"core", "wire", "policy", "engine", "scheduler", "kube"},
+    "adapter": {"core", "wire", "policy", "engine", "scheduler", "kube", "dashboard"},
     "apiserver": {"core", "wire"},
     # The GPU-memory admission webhook: the patch needs the annotation names only.
     "admission": {"core", "wire", "adapter"},
-    "cli": {"core", "wire", "policy", "engine", "scheduler", "sim", "kube", "adapter", "apiserver", "admission"},
+    "cli": {"core", "wire", "policy", "engine", "scheduler", "sim", "kube", "dashboard", "adapter", "apiserver",
+            "admission"},
     # The node side of GPU memory: the ledger, resolvers and interposer need libc only; the node
     # agent reads pods through the API client and the annotations the adapter defines.
     "gpumem": {"core", "wire", "kube", "adapter"},
