@@ -189,9 +189,18 @@ TEST(DashboardRoutesOverHttp, KubernetesModeAnswers200ToAlice401WithoutAToken403
   ASSERT_TRUE(anonymous);
   EXPECT_EQ(anonymous->status, 401);
   EXPECT_EQ(anonymous->get_header_value("WWW-Authenticate"), "Bearer realm=\"tessera\"");
-  auto forged = as("forged", "/ui/");
+  auto forged = as("forged", "/ui/api/queues");
   ASSERT_TRUE(forged);
   EXPECT_EQ(forged->status, 401);
+  // The page holds no cluster data: anyone may load it, to reach the form that asks for a token.
+  auto sign_in_page = as("", "/ui/");
+  ASSERT_TRUE(sign_in_page);
+  EXPECT_EQ(sign_in_page->status, 200);
+  EXPECT_NE(sign_in_page->body.find("<label for=\"sign-in-token\">Kubernetes token</label>"), std::string::npos);
+  EXPECT_NE(sign_in_page->get_header_value("Content-Security-Policy").find("default-src 'none'"), std::string::npos);
+  auto anonymous_script = as("", "/ui/dashboard.js");
+  ASSERT_TRUE(anonymous_script);
+  EXPECT_EQ(anonymous_script->status, 200);
   auto bob = as("bob-token", "/ui/api/workloads");
   ASSERT_TRUE(bob);
   EXPECT_EQ(bob->status, 403);

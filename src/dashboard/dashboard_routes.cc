@@ -117,11 +117,24 @@ void add_dashboard_routes(httplib::Server& server, DashboardRoutes routes) {
       serve(request, response);
     };
   };
-  server.Get("/ui",
-             guarded([](const httplib::Request&, httplib::Response& response) { response.set_redirect("/ui/", 301); }));
+  // The page, its style and script hold no cluster data. In kubernetes mode they are served to
+  // anyone, so a browser can load the sign-in form that sends the token with every data request;
+  // in loopback mode everything keeps the loopback rule.
+  auto page_part = [shared, guarded](auto serve) -> httplib::Server::Handler {
+    if (shared->auth == DashboardAuth::kKubernetes) {
+      return [serve](const httplib::Request& request, httplib::Response& response) {
+        set_common_headers(response);
+        serve(request, response);
+      };
+    }
+    return guarded(serve);
+  };
+  server.Get("/ui", page_part([](const httplib::Request&, httplib::Response& response) {
+               response.set_redirect("/ui/", 301);
+             }));
   for (const Asset& asset : dashboard_assets()) {
     server.Get(fmt::format("/ui/{}", asset.path),
-               guarded([asset](const httplib::Request&, httplib::Response& response) {
+               page_part([asset](const httplib::Request&, httplib::Response& response) {
                  response.set_content(std::string(asset.body), std::string(asset.content_type));
                }));
   }

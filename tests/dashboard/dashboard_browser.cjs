@@ -5,6 +5,8 @@
 //       the sections, keyboard navigation and accessibility against what the scheduler's API says
 //   node dashboard_browser.cjs load URL SCREENSHOT_DIR
 //       page load figures for a large cluster (`tessera bench dashboard --serve`)
+//   node dashboard_browser.cjs signin URL REFUSED_TOKEN VIEWER_TOKEN SCREENSHOT_DIR
+//       the token form of --dashboard-auth kubernetes (run by the real-cluster dashboard-auth e2e)
 //
 // PLAYWRIGHT_CORE names the installed playwright-core (build/dashboard-test/node_modules/...).
 "use strict";
@@ -206,11 +208,44 @@ async function load(url, shots) {
   }
 }
 
+// --dashboard-auth kubernetes: the page asks for a token; one its user may not use is refused
+// with the API's reason and the form stays; the viewer's token shows the data.
+async function signIn(url, refusedToken, viewerToken, shots) {
+  const browser = await launch();
+  try {
+    const page = await browser.context.newPage();
+    await page.goto(url);
+    const form = page.locator("#sign-in");
+    await form.waitFor({ state: "visible", timeout: 20000 });
+    const field = page.getByLabel("Kubernetes token");
+    if (!(await field.evaluate((el) => el === document.activeElement))) fail("the token field does not have the focus");
+    await page.screenshot({ path: path.join(shots, "sign-in.png") });
+    await field.fill(refusedToken);
+    await field.press("Enter");
+    await page.waitForFunction(() => /may not list podgroups/.test(document.getElementById("sign-in-error").textContent),
+                               null, { timeout: 20000 });
+    if (!(await form.isVisible())) fail("the form went away after a refused token");
+    await field.fill(viewerToken);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await loaded(page, "overview");
+    if (await form.isVisible()) fail("the form is still shown after the viewer signed in");
+    await page.click('nav button[data-section="queues"]');
+    await loaded(page, "queues");
+    await page.screenshot({ path: path.join(shots, "signed-in-queues.png"), fullPage: true });
+    const queues = await textOf(page, "#queue-table");
+    if (!queues.includes("team-a")) fail(`the signed-in viewer does not see queue team-a: ${queues}`);
+    console.log("sign-in: the form asked for a token, refused one without rights with the API's reason, and showed the data to the viewer");
+  } finally {
+    await browser.close();
+  }
+}
+
 async function main() {
   const [mode, url, ...rest] = process.argv.slice(2);
   if (mode === "check") await check(url, JSON.parse(fs.readFileSync(rest[0], "utf8")), rest[1]);
   else if (mode === "load") await load(url, rest[0]);
-  else fail("usage: dashboard_browser.cjs check URL EXPECT.json SHOTS | load URL SHOTS");
+  else if (mode === "signin") await signIn(url, rest[0], rest[1], rest[2]);
+  else fail("usage: dashboard_browser.cjs check URL EXPECT.json SHOTS | load URL SHOTS | signin URL REFUSED VIEWER SHOTS");
 }
 
 main().catch((error) => { console.error(`FAIL: ${error.message}`); process.exit(1); });

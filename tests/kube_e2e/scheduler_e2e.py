@@ -1285,6 +1285,28 @@ def dashboard_auth(cluster):
     status, _ = get("/metrics")
     assert status == 200, "the metrics stay open to scrapers"
     print("dashboard-auth: the viewer's token 200, a token without the binding 403, none or a made-up one 401")
+    dashboard_sign_in_in_a_browser(port, outsider, viewer)
+
+
+def dashboard_sign_in_in_a_browser(port, refused_token, viewer_token):
+    """The page's token form in Debian's Chromium (tests/dashboard/dashboard_browser.cjs signin).
+    Skipped where Chromium or playwright-core is missing, except under CI=true."""
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    playwright = os.environ.get("PLAYWRIGHT_CORE",
+                                os.path.join(root, "build", "dashboard-test", "node_modules", "playwright-core"))
+    if not (os.access(chromium, os.X_OK) and os.path.isdir(playwright)):
+        assert os.environ.get("CI") != "true", f"the sign-in check needs {chromium} and {playwright}"
+        print("dashboard-auth: the browser sign-in check skipped (no Chromium or playwright-core here)")
+        return
+    shots = os.environ.get("TESSERA_DASHBOARD_ARTIFACTS", os.path.join(root, "build", "Testing", "dashboard"))
+    os.makedirs(shots, exist_ok=True)
+    run = subprocess.run(["node", os.path.join(root, "tests", "dashboard", "dashboard_browser.cjs"), "signin",
+                          f"http://127.0.0.1:{port}/ui/", refused_token, viewer_token, shots],
+                         env=dict(os.environ, PLAYWRIGHT_CORE=playwright, CHROMIUM=chromium),
+                         capture_output=True, text=True, timeout=240)
+    sys.stdout.write(run.stdout)
+    assert run.returncode == 0, f"the browser sign-in failed:\n{run.stdout}{run.stderr}"
 
 
 def racked_nodes(racks, per_rack):

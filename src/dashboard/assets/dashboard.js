@@ -57,10 +57,38 @@ function untilText(unixSeconds, now) {
   return `in ~${(minutes / 60).toFixed(1)} h`;
 }
 
+// With --dashboard-auth kubernetes the data needs the user's own token: asked for once, kept in
+// this tab's sessionStorage (gone when the tab closes) and sent with every data request.
+const TOKEN_KEY = 'tessera-dashboard-token';
+
+function storedToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) || '';
+  } catch {
+    return '';
+  }
+}
+
+class SignInNeeded extends Error {}
+
 async function fetchJson(path) {
-  const response = await fetch(path, {headers: {Accept: 'application/json'}, credentials: 'same-origin'});
-  if (!response.ok) throw new Error(`${response.status}: ${(await response.text()).trim()}`);
+  const headers = {Accept: 'application/json'};
+  const token = storedToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const response = await fetch(path, {headers, credentials: 'same-origin'});
+  if (!response.ok) {
+    const message = (await response.text()).trim();
+    // 401: no token or one the API server does not know; 403 with a token: its user may not look.
+    if (response.status === 401 || (response.status === 403 && token)) throw new SignInNeeded(message);
+    throw new Error(`${response.status}: ${message}`);
+  }
   return response.json();
+}
+
+function askForToken(message) {
+  document.getElementById('sign-in').hidden = false;
+  document.getElementById('sign-in-error').textContent = message;
+  document.getElementById('sign-in-token').focus();
 }
 
 function showCycle(data) {
@@ -299,11 +327,18 @@ function refresh() {
   clearTimeout(view.timer);
   const section = view.section;
   SECTIONS[section]()
-      .then(() => document.body.setAttribute('data-loaded', section))
-      .catch((error) => {
-        document.getElementById('cycle').textContent = `Cannot load ${section}: ${error.message}`;
+      .then(() => {
+        document.getElementById('sign-in').hidden = true;
+        document.body.setAttribute('data-loaded', section);
+        view.timer = setTimeout(refresh, REFRESH_MS);
       })
-      .finally(() => {
+      .catch((error) => {
+        if (error instanceof SignInNeeded) {
+          // No polling until a token is given: each try would only be refused again.
+          askForToken(error.message);
+          return;
+        }
+        document.getElementById('cycle').textContent = `Cannot load ${section}: ${error.message}`;
         view.timer = setTimeout(refresh, REFRESH_MS);
       });
 }
@@ -327,6 +362,19 @@ document.addEventListener('DOMContentLoaded', () => {
   for (const button of document.querySelectorAll('nav button[data-section]')) {
     button.addEventListener('click', () => show(button.dataset.section));
   }
+  document.getElementById('sign-in').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const field = document.getElementById('sign-in-token');
+    try {
+      sessionStorage.setItem(TOKEN_KEY, field.value.trim());
+    } catch {
+      document.getElementById('sign-in-error').textContent = 'This browser keeps no session storage for the token.';
+      return;
+    }
+    field.value = '';
+    document.getElementById('sign-in-error').textContent = 'Checking the token…';
+    refresh();
+  });
   document.getElementById('node-filter').addEventListener('submit', (event) => {
     event.preventDefault();
     view.nodeMatch = document.getElementById('node-match').value.trim();
