@@ -586,6 +586,29 @@ TEST(AdapterDecisions, AJobWithAFailedPodRunsOnAsTheSameWorkload) {
   EXPECT_DOUBLE_EQ(snapshot.workloads[0].started_at, kNow - 1800);
 }
 
+TEST(AdapterDecisions, AGangItsKubeletsHaveNotStartedYetHoldsItsGpusFromItsBinding) {
+  World world;
+  for (int i = 0; i < 4; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("team-a", "", 32));
+  world.add_job(batch_job("ml", "train", 4));
+  // Bound ten minutes ago; no kubelet has started them (no startTime): a pod failing now throws
+  // away the ten minutes its gang held the GPUs, not nothing.
+  for (int i = 0; i < 4; ++i) {
+    json bound = pod("ml", fmt::format("train-{}", i),
+                     {.gpus = 8,
+                      .node = fmt::format("node-{}", i),
+                      .gpu_index = "0,1,2,3,4,5,6,7",
+                      .started = "",
+                      .controller = controlled_by("batch/v1", "Job", "train")});
+    bound["status"]["conditions"] =
+        json::array({{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", "2027-01-15T07:50:00Z"}}});
+    world.add_pod(bound);
+  }
+  world.cycle();
+  ASSERT_EQ(world.snapshot().workloads.size(), 1U);
+  EXPECT_DOUBLE_EQ(world.snapshot().workloads[0].started_at, kNow - 600);
+}
+
 TEST(AdapterDecisions, RoomBeingMadeIsNotMadeTwice) {
   World world;
   world.add_node(gpu_node("node-0", 8));
