@@ -150,6 +150,12 @@ class World {
     observed_.owners.jobs[key] = object(std::move(value));
     return *this;
   }
+  World& add_raycluster(json value) {
+    const std::string key =
+        value["metadata"]["namespace"].get<std::string>() + "/" + value["metadata"]["name"].get<std::string>();
+    observed_.owners.rayclusters[key] = object(std::move(value));
+    return *this;
+  }
   World& add_topology(json value) {
     const std::string key = value["metadata"]["name"];
     observed_.topologies[key] = object(std::move(value));
@@ -374,6 +380,59 @@ TEST(AdapterDecisions, AJobsPodsWaitForTheirSiblingsAndForTheJob) {
   EXPECT_TRUE(unseen->pod_group.empty());                   // no PodGroup before its size is known
   EXPECT_EQ(world.snapshot().owned_pod_groups.size(), 1U);  // train's only
   EXPECT_NE(unseen->message.find("Job ml/unseen"), std::string::npos) << unseen->message;
+}
+
+TEST(AdapterDecisions, ARayClusterStartsItsHeadAndMinimumWorkersTogetherAndAutoscaledOnesWhereThereIsRoom) {
+  World world;
+  for (int i = 0; i < 3; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("research", "", 24));
+  // The autoscaler asked for 4 workers of 8 GPUs; 2 must run. The cluster holds the head and 2.
+  world.add_raycluster(
+      {{"apiVersion", "ray.io/v1"},
+       {"kind", "RayCluster"},
+       {"metadata",
+        {{"name", "tune"},
+         {"namespace", "ml"},
+         {"uid", "uid-tune"},
+         {"labels", {{"scheduling.tessera.dev/queue", "research"}}}}},
+       {"spec",
+        {{"enableInTreeAutoscaling", true},
+         {"workerGroupSpecs", json::array({{{"groupName", "gpu"}, {"replicas", 4}, {"minReplicas", 2}}})}}}});
+  const json by_cluster = controlled_by("ray.io/v1", "RayCluster", "tune");
+  world.add_pod(pod("ml", "tune-head", {.gpus = 8, .queue = "", .controller = by_cluster}));
+  for (int i = 0; i < 4; ++i)
+    world.add_pod(pod("ml", fmt::format("tune-gpu-worker-{}", i), {.gpus = 8, .queue = "", .controller = by_cluster}));
+  const Decisions decisions = world.cycle();
+  ASSERT_EQ(world.snapshot().workloads.size(), 1U);
+  EXPECT_EQ(world.snapshot().workloads[0].min_member(), 3);
+  EXPECT_EQ(world.snapshot().workloads[0].spec.queue, "research");  // the RayCluster's label
+  const StartDecision* start = start_of(decisions, "ml/RayCluster/tune");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->bindings.size(), 3U);  // the gang; the extras wait for room
+  EXPECT_EQ(world.snapshot().workload_pod_groups[0], "ml/raycluster-tune");
+}
+
+TEST(AdapterDecisions, ARayClusterThatDoesNotFitStartsNoPod) {
+  World world;
+  for (int i = 0; i < 3; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("research", "", 24));
+  // Without the autoscaler the head and its 3 workers must all run: 32 GPUs on 24.
+  world.add_raycluster({{"apiVersion", "ray.io/v1"},
+                        {"kind", "RayCluster"},
+                        {"metadata", {{"name", "big"}, {"namespace", "ml"}, {"uid", "uid-big"}}},
+                        {"spec", {{"workerGroupSpecs", json::array({{{"groupName", "gpu"}, {"replicas", 3}}})}}}});
+  const json by_cluster = controlled_by("ray.io/v1", "RayCluster", "big");
+  world.add_pod(pod("ml", "big-head", {.gpus = 8, .queue = "research", .controller = by_cluster}));
+  for (int i = 0; i < 3; ++i)
+    world.add_pod(
+        pod("ml", fmt::format("big-gpu-worker-{}", i), {.gpus = 8, .queue = "research", .controller = by_cluster}));
+  const Decisions decisions = world.cycle();
+  EXPECT_TRUE(decisions.starts.empty());
+  const WaitingWorkload* waiting = waiting_of(decisions, "ml/RayCluster/big");
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(waiting->reason, "Unschedulable");
+  ASSERT_TRUE(waiting->owner.has_value());
+  EXPECT_EQ(waiting->owner->describe(), "RayCluster ml/big");
 }
 
 TEST(AdapterDecisions, DeploymentReplicasAreNotPreemptibleUnlessTheySaySo) {
