@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the controllers of the workloads users submit — JobSet (sigs.k8s.io/jobset), Kubeflow
-# Trainer v2 (github.com/kubeflow/trainer/v2) and LeaderWorkerSet (sigs.k8s.io/lws) — from source
-# through the Go module proxy, at the versions pinned by tools/workload-controllers/*/go.mod and
-# go.sum, and copies their CRDs and the JobSet and LeaderWorkerSet webhook configurations out of the
-# same modules, for the end-to-end tests on a real control plane.
+# Trainer v2 (github.com/kubeflow/trainer/v2), LeaderWorkerSet (sigs.k8s.io/lws), KubeRay
+# (github.com/ray-project/kuberay/ray-operator) and the Kubeflow Training Operator
+# (github.com/kubeflow/training-operator, for PyTorchJob) — from source through the Go module proxy,
+# at the versions pinned by tools/workload-controllers/*/go.mod and go.sum, and copies their CRDs
+# (crds/<controller>/) and the JobSet and LeaderWorkerSet webhook configurations out of the same
+# modules, for the end-to-end tests on a real control plane.
 #
 #   scripts/build-workload-controllers.sh            build if needed; the last line of stdout is the dir
 #   scripts/build-workload-controllers.sh --built    print the dir and exit 0 if it is built, else exit 1
@@ -21,13 +23,15 @@ find_go
 
 src=$root/tools/workload-controllers
 # Bump when the way the binaries are built changes, so old cache entries are not reused.
-recipe="v1 CGO_ENABLED=0 -trimpath -ldflags=-s -w"
+recipe="v2 CGO_ENABLED=0 -trimpath -ldflags=-s -w crds/<controller>/"
 
 # module folder, Go module, main package, binary name
 controllers=(
   "jobset sigs.k8s.io/jobset sigs.k8s.io/jobset jobset-controller"
   "trainer github.com/kubeflow/trainer/v2 github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager trainer-controller-manager"
   "lws sigs.k8s.io/lws sigs.k8s.io/lws/cmd lws-controller"
+  "kuberay github.com/ray-project/kuberay/ray-operator github.com/ray-project/kuberay/ray-operator ray-operator"
+  "training-operator github.com/kubeflow/training-operator github.com/kubeflow/training-operator/cmd/training-operator.v1 training-operator"
 )
 for entry in "${controllers[@]}"; do
   read -r folder _ _ _ <<< "$entry"
@@ -70,16 +74,22 @@ for entry in "${controllers[@]}"; do
   dir=$(cd "$src/$folder" && "$GO" mod download -json "$module" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
   [[ -d $dir ]] || die "go mod download -json $module gave no module folder"
   (cd "$src/$folder" && "$GO" list -m "$module") >> "$tmp/versions.txt"
+  crds=$tmp/crds/$folder
+  mkdir -p "$crds"
   case $folder in
     jobset)
-      cp "$dir/config/components/crd/bases/"*.yaml "$tmp/crds/"
+      cp "$dir/config/components/crd/bases/"*.yaml "$crds/"
       cp "$dir/config/components/webhook/manifests.yaml" "$tmp/webhooks/jobset.yaml"
       ;;
-    trainer) cp "$dir/manifests/base/crds/trainer.kubeflow.org_"*.yaml "$tmp/crds/" ;;
+    trainer) cp "$dir/manifests/base/crds/trainer.kubeflow.org_"*.yaml "$crds/" ;;
     lws)
-      cp "$dir/config/crd/bases/"*.yaml "$tmp/crds/"
+      cp "$dir/config/crd/bases/"*.yaml "$crds/"
       cp "$dir/config/webhook/manifests.yaml" "$tmp/webhooks/lws.yaml"
       ;;
+    # KubeRay's webhook only validates RayClusters, and is off unless ENABLE_WEBHOOKS=true.
+    kuberay) cp "$dir/config/crd/bases/ray.io_"*.yaml "$crds/" ;;
+    # PyTorchJob's only: the operator runs with --enable-scheme=pytorchjob.
+    training-operator) cp "$dir/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" "$crds/" ;;
   esac
 done
 chmod -R u+w "$tmp"

@@ -83,13 +83,13 @@ else
   build_within scripts/build-control-plane.sh "${TESSERA_CONTROL_PLANE_BUDGET:-1800}" "Control plane" control_plane_note
 fi
 
-# The controllers of the workloads users submit, JobSet, Kubeflow Trainer and LeaderWorkerSet, with
-# their CRDs (scripts/build-workload-controllers.sh), for the scenarios on the real control
+# The controllers of the workloads users submit, JobSet, Kubeflow Trainer, LeaderWorkerSet, KubeRay
+# and the Kubeflow Training Operator, with their CRDs (scripts/build-workload-controllers.sh), for the scenarios on the real control
 # plane: minutes from an empty Go cache, seconds once built. Left out, and those scenarios say they
 # are skipped, where the control plane is not built, with TESSERA_WORKLOAD_CONTROLLERS=0, or where the
 # build does not finish within TESSERA_WORKLOAD_CONTROLLERS_BUDGET seconds (default 1200).
 controllers_note() {
-  echo "Workload controllers not built: $*; the jobset, trainjob and leaderworkerset scenarios will be skipped"
+  echo "Workload controllers not built: $*; the scenarios that run them (jobset, trainjob, ...) will be skipped"
 }
 if [[ ${TESSERA_WORKLOAD_CONTROLLERS:-1} == 0 ]]; then
   controllers_note "TESSERA_WORKLOAD_CONTROLLERS=0"

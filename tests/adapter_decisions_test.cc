@@ -150,6 +150,12 @@ class World {
     observed_.owners.jobs[key] = object(std::move(value));
     return *this;
   }
+  World& add_raycluster(json value) {
+    const std::string key =
+        value["metadata"]["namespace"].get<std::string>() + "/" + value["metadata"]["name"].get<std::string>();
+    observed_.owners.rayclusters[key] = object(std::move(value));
+    return *this;
+  }
   World& add_topology(json value) {
     const std::string key = value["metadata"]["name"];
     observed_.topologies[key] = object(std::move(value));
@@ -376,6 +382,59 @@ TEST(AdapterDecisions, AJobsPodsWaitForTheirSiblingsAndForTheJob) {
   EXPECT_NE(unseen->message.find("Job ml/unseen"), std::string::npos) << unseen->message;
 }
 
+TEST(AdapterDecisions, ARayClusterStartsItsHeadAndMinimumWorkersTogetherAndAutoscaledOnesWhereThereIsRoom) {
+  World world;
+  for (int i = 0; i < 3; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("research", "", 24));
+  // The autoscaler asked for 4 workers of 8 GPUs; 2 must run. The cluster holds the head and 2.
+  world.add_raycluster(
+      {{"apiVersion", "ray.io/v1"},
+       {"kind", "RayCluster"},
+       {"metadata",
+        {{"name", "tune"},
+         {"namespace", "ml"},
+         {"uid", "uid-tune"},
+         {"labels", {{"scheduling.tessera.dev/queue", "research"}}}}},
+       {"spec",
+        {{"enableInTreeAutoscaling", true},
+         {"workerGroupSpecs", json::array({{{"groupName", "gpu"}, {"replicas", 4}, {"minReplicas", 2}}})}}}});
+  const json by_cluster = controlled_by("ray.io/v1", "RayCluster", "tune");
+  world.add_pod(pod("ml", "tune-head", {.gpus = 8, .queue = "", .controller = by_cluster}));
+  for (int i = 0; i < 4; ++i)
+    world.add_pod(pod("ml", fmt::format("tune-gpu-worker-{}", i), {.gpus = 8, .queue = "", .controller = by_cluster}));
+  const Decisions decisions = world.cycle();
+  ASSERT_EQ(world.snapshot().workloads.size(), 1U);
+  EXPECT_EQ(world.snapshot().workloads[0].min_member(), 3);
+  EXPECT_EQ(world.snapshot().workloads[0].spec.queue, "research");  // the RayCluster's label
+  const StartDecision* start = start_of(decisions, "ml/RayCluster/tune");
+  ASSERT_NE(start, nullptr);
+  EXPECT_EQ(start->bindings.size(), 3U);  // the gang; the extras wait for room
+  EXPECT_EQ(world.snapshot().workload_pod_groups[0], "ml/raycluster-tune");
+}
+
+TEST(AdapterDecisions, ARayClusterThatDoesNotFitStartsNoPod) {
+  World world;
+  for (int i = 0; i < 3; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("research", "", 24));
+  // Without the autoscaler the head and its 3 workers must all run: 32 GPUs on 24.
+  world.add_raycluster({{"apiVersion", "ray.io/v1"},
+                        {"kind", "RayCluster"},
+                        {"metadata", {{"name", "big"}, {"namespace", "ml"}, {"uid", "uid-big"}}},
+                        {"spec", {{"workerGroupSpecs", json::array({{{"groupName", "gpu"}, {"replicas", 3}}})}}}});
+  const json by_cluster = controlled_by("ray.io/v1", "RayCluster", "big");
+  world.add_pod(pod("ml", "big-head", {.gpus = 8, .queue = "research", .controller = by_cluster}));
+  for (int i = 0; i < 3; ++i)
+    world.add_pod(
+        pod("ml", fmt::format("big-gpu-worker-{}", i), {.gpus = 8, .queue = "research", .controller = by_cluster}));
+  const Decisions decisions = world.cycle();
+  EXPECT_TRUE(decisions.starts.empty());
+  const WaitingWorkload* waiting = waiting_of(decisions, "ml/RayCluster/big");
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(waiting->reason, "Unschedulable");
+  ASSERT_TRUE(waiting->owner.has_value());
+  EXPECT_EQ(waiting->owner->describe(), "RayCluster ml/big");
+}
+
 TEST(AdapterDecisions, DeploymentReplicasAreNotPreemptibleUnlessTheySaySo) {
   World world;
   world.add_node(gpu_node("node-0", 8));
@@ -584,6 +643,29 @@ TEST(AdapterDecisions, AJobWithAFailedPodRunsOnAsTheSameWorkload) {
   EXPECT_EQ(snapshot.workload_pod_groups[0], "ml/job-train");
   EXPECT_EQ(snapshot.pod_phases.at("ml/train-0"), PodPhase::kFailed);
   EXPECT_DOUBLE_EQ(snapshot.workloads[0].started_at, kNow - 1800);
+}
+
+TEST(AdapterDecisions, AGangItsKubeletsHaveNotStartedYetHoldsItsGpusFromItsBinding) {
+  World world;
+  for (int i = 0; i < 4; ++i) world.add_node(gpu_node(fmt::format("node-{}", i), 8));
+  world.add_queue(queue("team-a", "", 32));
+  world.add_job(batch_job("ml", "train", 4));
+  // Bound ten minutes ago; no kubelet has started them (no startTime): a pod failing now throws
+  // away the ten minutes its gang held the GPUs, not nothing.
+  for (int i = 0; i < 4; ++i) {
+    json bound = pod("ml", fmt::format("train-{}", i),
+                     {.gpus = 8,
+                      .node = fmt::format("node-{}", i),
+                      .gpu_index = "0,1,2,3,4,5,6,7",
+                      .started = "",
+                      .controller = controlled_by("batch/v1", "Job", "train")});
+    bound["status"]["conditions"] =
+        json::array({{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", "2027-01-15T07:50:00Z"}}});
+    world.add_pod(bound);
+  }
+  world.cycle();
+  ASSERT_EQ(world.snapshot().workloads.size(), 1U);
+  EXPECT_DOUBLE_EQ(world.snapshot().workloads[0].started_at, kNow - 600);
 }
 
 TEST(AdapterDecisions, RoomBeingMadeIsNotMadeTwice) {

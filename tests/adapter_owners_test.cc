@@ -132,6 +132,65 @@ TEST(AdapterOwners, APyTorchJobIsAGangOfItsReplicasOrItsElasticMinimum) {
             2);
 }
 
+json ray_group(const std::string& name, json fields) {
+  fields["groupName"] = name;
+  return fields;
+}
+
+int raycluster_min_member(const OwnerObjects& owners, const std::string& name) {
+  return owned_workload(pod_owned_by(controller_reference("ray.io/v1", "RayCluster", name)), owners)->min_member;
+}
+
+TEST(AdapterOwners, ARayClusterIsAGangOfItsHeadAndTheWorkersItMustRun) {
+  OwnerObjects owners;
+  json fixed = owner_object("tune", json::array(), {{"scheduling.tessera.dev/queue", "research"}});
+  fixed["spec"]["workerGroupSpecs"] = {ray_group("gpu", {{"replicas", 3}, {"minReplicas", 1}, {"maxReplicas", 5}}),
+                                       ray_group("tpu-like", {{"replicas", 2}, {"numOfHosts", 2}})};
+  add_owner(owners.rayclusters, fixed);
+  const auto owned = owned_workload(pod_owned_by(controller_reference("ray.io/v1", "RayCluster", "tune")), owners);
+  ASSERT_TRUE(owned.has_value());
+  // Without the autoscaler every replica runs: the head, 3 workers, 2 replicas of 2 hosts.
+  EXPECT_EQ(owned->min_member, 1 + 3 + 4);
+  EXPECT_EQ(owned->key, "ml/RayCluster/tune");
+  EXPECT_EQ(owned->queue, "research");
+  EXPECT_EQ(owned->pod_group_name, "raycluster-tune");
+  EXPECT_EQ(owned->owner, (ObjectRef{"ray.io/v1", "RayCluster", "ml", "tune", "uid-tune"}));
+  EXPECT_FALSE(owned->inference);
+
+  // Replicas out of [minReplicas, maxReplicas] are brought back within, as KubeRay does; a
+  // suspended group runs nothing, and a group whose minimum passes its maximum runs its maximum.
+  json clamped = owner_object("clamped");
+  clamped["spec"]["workerGroupSpecs"] = {
+      ray_group("below", {{"replicas", 0}, {"minReplicas", 2}}),
+      ray_group("above", {{"replicas", 9}, {"minReplicas", 1}, {"maxReplicas", 4}}),
+      ray_group("off", {{"replicas", 5}, {"suspend", true}}),
+      ray_group("inverted", {{"replicas", 5}, {"minReplicas", 3}, {"maxReplicas", 2}})};
+  add_owner(owners.rayclusters, clamped);
+  EXPECT_EQ(raycluster_min_member(owners, "clamped"), 1 + 2 + 4 + 0 + 2);
+
+  // With the autoscaler the minimums start together; the workers above them are elastic extras.
+  json autoscaled = owner_object("elastic");
+  autoscaled["spec"]["enableInTreeAutoscaling"] = true;
+  autoscaled["spec"]["workerGroupSpecs"] = {ray_group("gpu", {{"replicas", 4}, {"minReplicas", 2}, {"maxReplicas", 8}}),
+                                            ray_group("cpu", {{"replicas", 3}, {"minReplicas", 1}, {"numOfHosts", 2}})};
+  add_owner(owners.rayclusters, autoscaled);
+  EXPECT_EQ(raycluster_min_member(owners, "elastic"), 1 + 2 + 2);
+
+  // A head alone (no worker group, or an autoscaled group with no minimum) is a gang of one.
+  json head_only = owner_object("head");
+  head_only["spec"]["enableInTreeAutoscaling"] = true;
+  head_only["spec"]["workerGroupSpecs"] = {ray_group("gpu", {{"replicas", 2}})};
+  add_owner(owners.rayclusters, head_only);
+  EXPECT_EQ(raycluster_min_member(owners, "head"), 1);
+}
+
+TEST(AdapterOwners, PodsOfARayClusterNotSeenYetWait) {
+  const auto owned =
+      owned_workload(pod_owned_by(controller_reference("ray.io/v1", "RayCluster", "unseen")), OwnerObjects{});
+  ASSERT_TRUE(owned.has_value());
+  EXPECT_EQ(owned->waiting_for, "RayCluster ml/unseen");
+}
+
 TEST(AdapterOwners, EachLeaderWorkerSetGroupIsAGangOfItsSize) {
   const json sts = controller_reference("apps/v1", "StatefulSet", "vllm-1");
   const auto owned = owned_workload(

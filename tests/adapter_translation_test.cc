@@ -294,6 +294,8 @@ json training_pod() {
     "status": {
       "phase": "Running",
       "startTime": "2026-11-21T10:00:05.250Z",
+      "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-21T10:00:09Z"},
+                     {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-11-21T10:00:02Z"}],
       "podIP": "10.244.7.12"
     }
   })");
@@ -345,6 +347,7 @@ TEST(AdapterPodTranslation, ReadsABoundTrainingPod) {
   EXPECT_EQ(pod.gpu_indices, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_DOUBLE_EQ(pod.created_at, 1795255200.0);
   EXPECT_DOUBLE_EQ(pod.started_at, 1795255205.25);
+  EXPECT_DOUBLE_EQ(pod.bound_at, 1795255202.0);  // PodScheduled=True since
 
   EXPECT_EQ(pod.spec.name, "team-a/llama-pretrain-worker-2");
   // The two containers run together (30 + 0.25 CPUs); the init container ran alone before.
@@ -375,6 +378,7 @@ TEST(AdapterPodTranslation, ReadsAPendingInteractiveNotebook) {
   EXPECT_TRUE(pod.gpu_indices.empty());
   EXPECT_TRUE(pod.pod_group.empty());
   EXPECT_DOUBLE_EQ(pod.started_at, 0);
+  EXPECT_DOUBLE_EQ(pod.bound_at, 0);  // PodScheduled=False: not bound
 }
 
 // A pod of one container with the given resources block, and any spec fields merged in.
@@ -751,6 +755,11 @@ TEST(AdapterPodTranslation, ErrorsNameThePodAndTheField) {
   json bad_time = pod_with(json::object());
   bad_time["metadata"]["creationTimestamp"] = "yesterday";
   expect_error(pod_from_object(bad_time, kModels), {"pod ns/p", "metadata.creationTimestamp", "'yesterday'"});
+  json bad_binding_time = pod_with(json::object());
+  bad_binding_time["status"]["conditions"] =
+      json::array({{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", "soon"}}});
+  expect_error(pod_from_object(bad_binding_time, kModels),
+               {"pod ns/p", "status.conditions[0].lastTransitionTime", "'soon'"});
   json bad_labels = pod_with(json::object());
   bad_labels["metadata"]["labels"] = json::array();
   expect_error(pod_from_object(bad_labels, kModels), {"metadata.labels", "expected an object of strings, got array"});

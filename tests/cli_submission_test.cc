@@ -131,6 +131,8 @@ TEST(CliSubmit, FileObjectsGoWhereTheirKindIsServed) {
             "/api/v1/namespaces/team-b/pods");
   EXPECT_EQ(path({{"apiVersion", "scheduling.tessera.dev/v1alpha1"}, {"kind", "Queue"}, {"metadata", {{"name", "q"}}}}),
             "/apis/scheduling.tessera.dev/v1alpha1/queues");
+  EXPECT_EQ(path({{"apiVersion", "ray.io/v1"}, {"kind", "RayCluster"}, {"metadata", {{"name", "tune"}}}}),
+            "/apis/ray.io/v1/namespaces/ml/rayclusters");
   EXPECT_EQ(path({{"apiVersion", "v1"}, {"kind", "Secret"}}).rfind("error: kind Secret (v1) is not one tessera submit "
                                                                    "creates: Pod (v1), Job (batch/v1)",
                                                                    0),

@@ -92,7 +92,7 @@ struct TwoWorkloads {
                     pod("ml", "nb-0", {.fraction = "0.5", .group = "notebooks"}),
                     pod("ml", "nb-1", {.fraction = "0.5", .group = "notebooks"}),
                     pod("ml", "nb-2", {.gpus = "1", .group = "notebooks"})});
-  adapter::OwnerObjects owners = owner_objects(list({train_job}), list({}), list({}), list({}));
+  adapter::OwnerObjects owners = owner_objects(list({train_job}), list({}), list({}), list({}), list({}));
 };
 
 TEST(CliWorkloads, ListShowsEachWorkloadWithItsGpusPodsAndWhyItWaits) {

@@ -112,14 +112,15 @@ struct KubeScheduler::Impl {
     jobsets = watch("/apis/jobset.x-k8s.io/v1alpha2/jobsets", "", true);
     pytorchjobs = watch("/apis/kubeflow.org/v1/pytorchjobs", "", true);
     trainjobs = watch("/apis/trainer.kubeflow.org/v1alpha1/trainjobs", "", true);
+    rayclusters = watch("/apis/ray.io/v1/rayclusters", "", true);
   }
 
   // Each informer with the name its metrics carry.
   std::vector<std::pair<const char*, kube::Informer*>> named_informers() const {
-    return {{"nodes", nodes.get()},         {"pods", tessera_pods.get()},    {"bound-pods", bound_pods.get()},
-            {"queues", queues.get()},       {"podgroups", pod_groups.get()}, {"namespaces", namespaces.get()},
-            {"jobs", jobs.get()},           {"jobsets", jobsets.get()},      {"pytorchjobs", pytorchjobs.get()},
-            {"trainjobs", trainjobs.get()}, {"topologies", topologies.get()}};
+    return {{"nodes", nodes.get()},         {"pods", tessera_pods.get()},       {"bound-pods", bound_pods.get()},
+            {"queues", queues.get()},       {"podgroups", pod_groups.get()},    {"namespaces", namespaces.get()},
+            {"jobs", jobs.get()},           {"jobsets", jobsets.get()},         {"pytorchjobs", pytorchjobs.get()},
+            {"trainjobs", trainjobs.get()}, {"rayclusters", rayclusters.get()}, {"topologies", topologies.get()}};
   }
   std::vector<kube::Informer*> informers() const {
     std::vector<kube::Informer*> list;
@@ -127,7 +128,7 @@ struct KubeScheduler::Impl {
     return list;
   }
   std::vector<kube::Informer*> owner_informers() const {
-    return {jobs.get(), jobsets.get(), pytorchjobs.get(), trainjobs.get()};
+    return {jobs.get(), jobsets.get(), pytorchjobs.get(), trainjobs.get(), rayclusters.get()};
   }
   bool synced() const {
     for (const kube::Informer* informer : informers()) {
@@ -211,7 +212,8 @@ struct KubeScheduler::Impl {
     observed.pod_groups = pod_groups->snapshot();
     observed.topologies = topologies->snapshot();
     observed.namespaces = namespaces->snapshot();
-    observed.owners = {jobs->snapshot(), jobsets->snapshot(), pytorchjobs->snapshot(), trainjobs->snapshot()};
+    observed.owners = {jobs->snapshot(), jobsets->snapshot(), pytorchjobs->snapshot(), trainjobs->snapshot(),
+                       rayclusters->snapshot()};
     return observed;
   }
 
@@ -1075,7 +1077,7 @@ struct KubeScheduler::Impl {
   TaskPool api_pool;
   Metrics metrics;
   std::unique_ptr<kube::Informer> nodes, tessera_pods, bound_pods, queues, pod_groups, namespaces;
-  std::unique_ptr<kube::Informer> jobs, jobsets, pytorchjobs, trainjobs, topologies;
+  std::unique_ptr<kube::Informer> jobs, jobsets, pytorchjobs, trainjobs, rayclusters, topologies;
   std::unique_ptr<kube::LeaderElector> leader;
 
   std::mutex change_mutex;

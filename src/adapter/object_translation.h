@@ -67,6 +67,10 @@ struct PodInfo {
   std::string gpu_memory_resolver = "wait";  // annotation gpu-memory-resolver, validated
   double created_at = 0;              // metadata.creationTimestamp, Unix seconds
   double started_at = 0;              // status.startTime, 0 when absent
+  // When it was bound: the lastTransitionTime of its condition PodScheduled=True, which the API
+  // server sets at the binding; 0 when absent. A bound pod its kubelet has not started yet has
+  // no startTime, but holds its node's GPUs from then.
+  double bound_at = 0;
   // spec.activeDeadlineSeconds: the kubelet ends the pod this long after it starts; 0 when absent.
   double active_deadline_seconds = 0;
   // The annotations max-runtime and idle-limit: shorter limits than its queue's.

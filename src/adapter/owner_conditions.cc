@@ -19,7 +19,8 @@ struct OwnerKind {
 constexpr OwnerKind kOwnerKinds[] = {{"Job", "jobs", &OwnerObjects::jobs},
                                      {"JobSet", "jobsets", &OwnerObjects::jobsets},
                                      {"PyTorchJob", "pytorchjobs", &OwnerObjects::pytorchjobs},
-                                     {"TrainJob", "trainjobs", &OwnerObjects::trainjobs}};
+                                     {"TrainJob", "trainjobs", &OwnerObjects::trainjobs},
+                                     {"RayCluster", "rayclusters", &OwnerObjects::rayclusters}};
 
 const OwnerKind* owner_kind(std::string_view kind) {
   for (const OwnerKind& known : kOwnerKinds) {

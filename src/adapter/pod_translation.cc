@@ -198,6 +198,25 @@ Result<int> pod_priority(const ObjectFields& fields) {
   return static_cast<int>(value);
 }
 
+// The lastTransitionTime of the condition PodScheduled=True, as Unix seconds; 0 when there is none.
+Result<double> scheduled_since(const ObjectFields& fields) {
+  auto conditions = fields.array("status.conditions");
+  if (!conditions) return conditions.error();
+  if (*conditions == nullptr) return 0.0;
+  for (size_t i = 0; i < (*conditions)->size(); ++i) {
+    const nlohmann::json& entry = (**conditions)[i];
+    if (!entry.is_object()) continue;
+    const ObjectFields condition = fields.child(entry, fmt::format("status.conditions[{}]", i));
+    auto type = condition.string("type");
+    auto status = condition.string("status");
+    if (!type || !status || *type != "PodScheduled" || *status != "True") continue;
+    auto since = condition.timestamp("lastTransitionTime");
+    if (!since) return since.error();
+    return since->value_or(0);
+  }
+  return 0.0;
+}
+
 // Identity, placement and lifecycle: everything but the requirements.
 Status read_identity(const ObjectFields& fields, PodInfo& info) {
   auto uid = fields.string("metadata.uid");
@@ -224,6 +243,9 @@ Status read_identity(const ObjectFields& fields, PodInfo& info) {
   auto started = fields.timestamp("status.startTime");
   if (!started) return started.error();
   info.started_at = started->value_or(0);
+  auto bound = scheduled_since(fields);
+  if (!bound) return bound.error();
+  info.bound_at = *bound;
   return Ok{};
 }
 

@@ -173,6 +173,37 @@ OwnedWorkload pytorchjob_workload(const json& pod_reference, const std::string& 
   return workload_of(ref, job, masters + std::min(workers, min_workers));
 }
 
+// The pods of one RayCluster worker group that must run, as KubeRay's own gang schedulers count
+// them (its utils.CalculateMinReplicas and GetWorkerGroupDesiredReplicas): with the autoscaler on,
+// its minReplicas; else its replicas kept within [minReplicas, maxReplicas]; times numOfHosts
+// (pods per replica); none while the group is suspended.
+int64_t ray_group_pods(const json& group, bool autoscaling) {
+  if (const json* suspend = field(group, {"suspend"}); suspend != nullptr && suspend->is_boolean() && *suspend)
+    return 0;
+  const int64_t min = count_at(group, {"minReplicas"}, 0);
+  const int64_t max = count_at(group, {"maxReplicas"}, INT32_MAX);
+  const int64_t hosts = count_at(group, {"numOfHosts"}, 1);
+  if (autoscaling) return min * hosts;
+  const int64_t replicas = count_at(group, {"replicas"}, 0);
+  return (min > max ? max : std::clamp(replicas, min, max)) * hosts;
+}
+
+// The head and the workers every group must run; an autoscaled group's workers above its minimum
+// are elastic extras (placed when there is room, taken back first).
+OwnedWorkload raycluster_workload(const json& pod_reference, const std::string& ns, const OwnerObjects& owners) {
+  const ObjectRef ref = ref_of(pod_reference, ns);
+  const json* cluster = find(owners.rayclusters, ns, ref.name);
+  if (cluster == nullptr) return waiting(ref, ref.describe());
+  const json* autoscaler = field(*cluster, {"spec", "enableInTreeAutoscaling"});
+  const bool autoscaling = autoscaler != nullptr && autoscaler->is_boolean() && autoscaler->get<bool>();
+  int64_t members = 1;  // the head
+  const json* groups = field(*cluster, {"spec", "workerGroupSpecs"});
+  if (groups != nullptr && groups->is_array()) {
+    for (const json& group : *groups) members += ray_group_pods(group, autoscaling);
+  }
+  return workload_of(ref, cluster, members);
+}
+
 std::optional<int64_t> whole_number(const std::string& text) {
   int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -188,6 +219,7 @@ std::optional<OwnedWorkload> owned_workload(const json& pod, const OwnerObjects&
   const std::string ns = text_at(pod, {"metadata", "namespace"});
   if (refers_to(controller, "batch", "Job")) return job_workload(*controller, ns, owners);
   if (refers_to(controller, "kubeflow.org", "PyTorchJob")) return pytorchjob_workload(*controller, ns, owners);
+  if (refers_to(controller, "ray.io", "RayCluster")) return raycluster_workload(*controller, ns, owners);
   if (refers_to(controller, "apps", "StatefulSet")) {
     const std::string lws = metadata_text(pod, "labels", kLwsNameLabel);
     const std::string group = metadata_text(pod, "labels", kLwsGroupIndexLabel);

@@ -1,8 +1,9 @@
 // Workloads from the objects users already run (docs/workloads.md), without a PodGroup: a pod
 // that names none is grouped by the controller that made it. A batch/v1 Job is a gang of its
 // parallelism; a JobSet (also one a Kubeflow TrainJob made) is one gang of all its jobs' pods; a
-// Kubeflow PyTorchJob is a gang of its replicas (its minimum, when elastic); each group of a
-// LeaderWorkerSet is a gang of the group's size. A pod of a ReplicaSet (a Deployment's) or a
+// Kubeflow PyTorchJob is a gang of its replicas (its minimum, when elastic); a KubeRay RayCluster
+// is a gang of its head and its worker groups' replicas (their minimums, when it autoscales); each
+// group of a LeaderWorkerSet is a gang of the group's size. A pod of a ReplicaSet (a Deployment's) or a
 // StatefulSet is an inference replica: a workload of its own, not preemptible unless it says so.
 #pragma once
 
@@ -22,6 +23,7 @@ struct OwnerObjects {
   std::map<std::string, kube::ObjectPtr> jobsets;      // jobset.x-k8s.io/v1alpha2
   std::map<std::string, kube::ObjectPtr> pytorchjobs;  // kubeflow.org/v1
   std::map<std::string, kube::ObjectPtr> trainjobs;    // trainer.kubeflow.org/v1alpha1
+  std::map<std::string, kube::ObjectPtr> rayclusters;  // ray.io/v1
 };
 
 // An object a user created, as events name it.

@@ -124,7 +124,8 @@ class SnapshotBuilder {
         continue;
       }
       ReadPod read{std::move(*info), std::move(owned), std::nullopt, 0};
-      read.started_at = read.info.started_at;
+      // Not started by its kubelet yet: its GPUs are held from the binding.
+      read.started_at = read.info.started_at > 0 ? read.info.started_at : read.info.bound_at;
       if (!node_name.empty()) {
         read.placement = PodPlacement{node_name, read.info.gpu_indices, 0};
       } else if (auto assumed = memory_.assumed.find(key); assumed != memory_.assumed.end()) {

@@ -343,9 +343,12 @@ def workloads(cluster):
             g := cluster.get_pod_group("ml", "job-train")).get("status", {}).get("restarts") == 1 and g, timeout=60)
         status = group["status"]
         assert status["lastRestartReason"] == "PodFailed" and "interruption" not in status, status
-        # At most its 3 running pods' 24 GPUs since the Job was made (the trainjob scenario checks the
-        # figure on the real control plane; here it may read 0).
-        assert 0 <= status["lostGpuHours"] < 24 * (time.monotonic() - started) / 3600, status
+        # Its 3 pods still bound when the failure was seen: 24 GPUs from their binding (the kubelet
+        # may not have started them yet) to the failure, at most since the Job was made; the
+        # binding's time is kept in whole seconds (PodScheduled's lastTransitionTime), so up to one
+        # second earlier.
+        assert 0 < status["lostGpuHours"] < 24 * (time.monotonic() - started + 1) / 3600, status
+        print(f"workloads: a pod failed; restarts 1 (PodFailed), lost GPU-hours {status['lostGpuHours']}")
 
     # A Job that does not fit (3 x 8 GPUs, 16 free) starts no pod, and the Job says why.
     big = batch.create_namespaced_job("ml", job_manifest("big", 3, 8))
@@ -557,11 +560,43 @@ def examples(cluster):
     print(f"examples: Deployment of 3 replicas x 1 GPU, kubectl apply to all 3 bound {time.monotonic() - started:.2f} s")
 
 
+def second_waits_then_starts(cluster, example, owner, pods_in, condition_in):
+    """EXAMPLE applied again in team-b, with no room left beside team-a's: its 4 pods are made, none
+    binds, and its OWNER (kind, resource, name) carries FailedScheduling `Unschedulable: ...` and
+    the condition TesseraScheduled=False beside its controller's own, which that controller keeps,
+    while team-a's carries True; once team-a's is deleted, the 4 bind in one cycle and the condition
+    turns True. PODS_IN(namespace) gives the pods by uid, CONDITION_IN(namespace) the condition."""
+    kind, resource, name = owner
+    kubectl_apply(cluster, "team-b", example)
+    wait_for(f"the second {kind}'s 4 pods made", lambda: len(pods_in("team-b")) == 4, timeout=60)
+    wait_for(f"the {kind} that does not fit told why", lambda: any(
+        e.reason == "FailedScheduling" and e.message.startswith("Unschedulable: ")
+        for e in cluster.events("team-b") if (e.involved_object.kind, e.involved_object.name) == (kind, name)),
+        timeout=60)
+    time.sleep(2)  # cycles more: a partial gang would have bound by now
+    assert bound_count(pods_in("team-b")) == 0, f"a pod of a {kind} that does not fit bound"
+    waits = wait_for(f"the waiting {kind}'s condition TesseraScheduled=False", lambda: (
+        c := condition_in("team-b")) and c["status"] == "False" and c, timeout=60)
+    assert waits["reason"] == "Unschedulable" and "GPU" in waits["message"], waits
+    wait_for(f"the running {kind}'s condition TesseraScheduled=True", lambda: (
+        c := condition_in("team-a")) and c["status"] == "True", timeout=60)
+
+    deleted = cluster.kubectl("delete", "-n", "team-a", resource, name, "--wait=false")
+    assert deleted.returncode == 0, deleted.stderr
+    wait_for(f"the second {kind}'s 4 pods bound once there is room", lambda: bound_count(pods_in("team-b")) == 4,
+             timeout=90)
+    assert_cycles_binding(cluster, 4, 2)
+    wait_for(f"the second {kind}'s condition TesseraScheduled=True once it runs", lambda: (
+        c := condition_in("team-b")) and c["status"] == "True", timeout=60)
+
+
 def jobset(cluster):
     """The real JobSet controller makes the Jobs of deploy/examples/operators/jobset.yaml (a leader and 3
     workers, 8 GPUs each) and the Job controller their pods: one gang, bound in one cycle. The same
     JobSet in another namespace does not fit: none of its pods binds and the JobSet carries a
-    FailedScheduling event; it starts whole once the first is deleted."""
+    FailedScheduling event; it starts whole once the first is deleted. Then one of its workers fails
+    on its own: the JobSet's failurePolicy makes its pods again, and they start whole as the same
+    workload, one restart (PodFailed) on its PodGroup with the GPU-hours lost."""
     cluster.queue("research-nlp", 32)
     for namespace in ("team-a", "team-b"):
         cluster.namespace(namespace)
@@ -575,28 +610,34 @@ def jobset(cluster):
     group = cluster.get_pod_group("team-a", "jobset-llama")
     assert group["spec"]["minMember"] == 4 and group["spec"]["queue"] == "research-nlp", group["spec"]
 
-    kubectl_apply(cluster, "team-b", "operators/jobset.yaml")
-    wait_for("the second JobSet's 4 pods made", lambda: len(jobset_pods(cluster, "team-b", "llama")) == 4, timeout=60)
-    wait_for("the JobSet that does not fit told why", lambda: any(
-        e.reason == "FailedScheduling" and e.message.startswith("Unschedulable: ")
-        for e in cluster.events("team-b") if (e.involved_object.kind, e.involved_object.name) == ("JobSet", "llama")),
-        timeout=60)
-    time.sleep(2)  # cycles more: a partial gang would have bound by now
-    assert bound_count(jobset_pods(cluster, "team-b", "llama")) == 0, "a pod of a JobSet that does not fit bound"
-    # Its condition says so beside the JobSet controller's own, which that controller keeps.
-    waits = wait_for("the waiting JobSet's condition TesseraScheduled=False", lambda: (
-        c := jobset_condition(cluster, "team-b", "llama")) and c["status"] == "False" and c, timeout=60)
-    assert waits["reason"] == "Unschedulable" and "GPU" in waits["message"], waits
-    wait_for("the running JobSet's condition TesseraScheduled=True", lambda: (
-        c := jobset_condition(cluster, "team-a", "llama")) and c["status"] == "True", timeout=60)
+    second_waits_then_starts(cluster, "operators/jobset.yaml", ("JobSet", "jobset", "llama"),
+                             lambda namespace: jobset_pods(cluster, namespace, "llama"),
+                             lambda namespace: jobset_condition(cluster, namespace, "llama"))
 
-    deleted = cluster.kubectl("delete", "-n", "team-a", "jobset", "llama", "--wait=false")
-    assert deleted.returncode == 0, deleted.stderr
-    wait_for("the second JobSet's 4 pods bound once there is room",
-             lambda: bound_count(jobset_pods(cluster, "team-b", "llama")) == 4, timeout=90)
-    assert_cycles_binding(cluster, 4, 2)
-    wait_for("the second JobSet's condition TesseraScheduled=True once it runs", lambda: (
-        c := jobset_condition(cluster, "team-b", "llama")) and c["status"] == "True", timeout=60)
+    # A worker fails on its own, as its kubelet would say: its Job fails (backoffLimit 0), the
+    # JobSet's failurePolicy makes all its Jobs again, and Tessera starts the 4 new pods as the same
+    # workload, counting one restart for the failure and the GPU-hours the run threw away.
+    first = jobset_pods(cluster, "team-b", "llama")
+    ran_since = time.monotonic()
+    worker = next(p for p in first.values() if "workers" in p.metadata.name)
+    cluster.core.patch_namespaced_pod_status(worker.metadata.name, "team-b", {"status": {"phase": "Failed"}})
+
+    def second():
+        return {u: p for u, p in jobset_pods(cluster, "team-b", "llama").items() if u not in first}
+    wait_for("the JobSet's 4 pods made again after the failure", lambda: len(second()) == 4, timeout=60)
+    wait_for("the 4 new pods bound", lambda: bound_count(second()) == 4, timeout=90)
+    print(f"jobset: a worker failed; the JobSet made its pods again and they started whole "
+          f"{time.monotonic() - ran_since:.2f} s after the failure")
+    status = cluster.custom.get_namespaced_custom_object("jobset.x-k8s.io", "v1alpha2", "team-b", "jobsets",
+                                                         "llama")["status"]
+    assert status.get("restarts") == 1, status
+    group = wait_for("the restart counted on the PodGroup", lambda: (g := cluster.get_pod_group("team-b", "jobset-llama"))
+                     and g.get("status", {}).get("restarts") == 1 and g, timeout=30)
+    assert group["status"]["lastRestartReason"] == "PodFailed" and "interruption" not in group["status"], group["status"]
+    # The 3 pods still running when the failure was seen: 24 GPUs x the seconds since the run started.
+    assert 0 < group["status"]["lostGpuHours"] < 24 * (time.monotonic() - started) / 3600, group["status"]
+    assert metric_value(cluster, "tessera_workload_restarts_total", {"queue": "research-nlp", "reason": "PodFailed"}) == 1
+    print(f"jobset: restarts 1 (PodFailed), lost GPU-hours {group['status']['lostGpuHours']}")
 
 
 def trainjob(cluster):
@@ -670,6 +711,71 @@ def trainjob(cluster):
     wait_for("the TrainJob's condition TesseraScheduled=True", lambda: (c := owner_condition(
         cluster, "trainer.kubeflow.org", "v1alpha1", "team-a", "trainjobs", "llama-finetune"))
         and c["status"] == "True")
+
+
+def apply_and_bind(cluster, example, pods, what):
+    """Applies deploy/examples/EXAMPLE in team-a and waits until PODS() (by uid) are 4, all bound;
+    prints how long that took, and checks they bound in one cycle."""
+    started = kubectl_apply(cluster, "team-a", example)
+    wait_for(f"the 4 pods of the {what} bound", lambda: bound_count(pods()) == 4, timeout=90)
+    scenario = os.path.splitext(os.path.basename(example))[0]
+    print(f"{scenario}: {what}, kubectl apply to all 4 bound {time.monotonic() - started:.2f} s")
+    assert_cycles_binding(cluster, 4, 1)
+
+
+def assert_owned_pod_group(cluster, name, kind):
+    """The PodGroup Tessera wrote in team-a for a gang of 4 of research-nlp, which goes with its owner."""
+    group = cluster.get_pod_group("team-a", name)
+    assert group["spec"]["minMember"] == 4 and group["spec"]["queue"] == "research-nlp", group["spec"]
+    assert [r["kind"] for r in group["metadata"]["ownerReferences"]] == [kind], group["metadata"]
+
+
+def ray_pods(cluster, namespace, name):
+    """The pods of a RayCluster (KubeRay labels them), by uid."""
+    pods = cluster.core.list_namespaced_pod(namespace, label_selector=f"ray.io/cluster={name}")
+    return {p.metadata.uid: p for p in pods.items}
+
+
+def raycluster(cluster):
+    """The real KubeRay operator makes the head and the 3 workers (8 GPUs each) of
+    deploy/examples/operators/raycluster.yaml: one gang, bound in one cycle. The same RayCluster in
+    another namespace does not fit: none of its pods binds, not even the head that would, and the
+    RayCluster carries a FailedScheduling event and the condition TesseraScheduled=False; it
+    starts whole once the first is deleted."""
+    cluster.queue("research-nlp", 32)
+    for namespace in ("team-a", "team-b"):
+        cluster.namespace(namespace)
+    workload_controllers.start(cluster, "kuberay")
+    cluster.start_scheduler("scheduler")
+
+    def condition_of(namespace):
+        return owner_condition(cluster, "ray.io", "v1", namespace, "rayclusters", "tune")
+
+    apply_and_bind(cluster, "operators/raycluster.yaml", lambda: ray_pods(cluster, "team-a", "tune"),
+                   "RayCluster of a head + 3 workers x 8 GPUs")
+    assert_owned_pod_group(cluster, "raycluster-tune", "RayCluster")
+
+    second_waits_then_starts(cluster, "operators/raycluster.yaml", ("RayCluster", "raycluster", "tune"),
+                             lambda namespace: ray_pods(cluster, namespace, "tune"), condition_of)
+
+
+def pytorchjob(cluster):
+    """The real Kubeflow Training Operator makes the master and 3 workers (8 GPUs each) of
+    deploy/examples/operators/pytorchjob.yaml: one gang, bound in one cycle, and the PyTorchJob
+    carries TesseraScheduled=True beside the operator's own conditions."""
+    cluster.queue("research-nlp", 32)
+    cluster.namespace("team-a")
+    workload_controllers.start(cluster, "training-operator")
+    cluster.start_scheduler("scheduler")
+
+    def pods():
+        found = cluster.core.list_namespaced_pod("team-a", label_selector="training.kubeflow.org/job-name=resnet")
+        return {p.metadata.uid: p for p in found.items}
+
+    apply_and_bind(cluster, "operators/pytorchjob.yaml", pods, "PyTorchJob of a master + 3 workers x 8 GPUs")
+    assert_owned_pod_group(cluster, "pytorchjob-resnet", "PyTorchJob")
+    wait_for("the PyTorchJob's condition TesseraScheduled=True", lambda: (c := owner_condition(
+        cluster, "kubeflow.org", "v1", "team-a", "pytorchjobs", "resnet")) and c["status"] == "True", timeout=60)
 
 
 def leaderworkerset(cluster):
@@ -1154,10 +1260,10 @@ def rbac(cluster):
         (("scheduling.tessera.dev",), ("podgroups",),
          lambda n: batch.create_namespaced_job("b", job_manifest(f"grouped-{n}", 1, 16, queue="team-b")),
          ["creating the PodGroup b/job-grouped-", "failed", "403"]),
-        (("batch", "jobset.x-k8s.io", "kubeflow.org", "trainer.kubeflow.org"),
-         ("jobs", "jobsets", "pytorchjobs", "trainjobs"), None, ["not grouping by", "/apis/batch/v1/jobs", "403"]),
-        (("batch", "jobset.x-k8s.io", "kubeflow.org", "trainer.kubeflow.org"),
-         ("jobs/status", "jobsets/status", "pytorchjobs/status", "trainjobs/status"),
+        (("batch", "jobset.x-k8s.io", "kubeflow.org", "trainer.kubeflow.org", "ray.io"),
+         ("jobs", "jobsets", "pytorchjobs", "trainjobs", "rayclusters"), None, ["not grouping by", "/apis/batch/v1/jobs", "403"]),
+        (("batch", "jobset.x-k8s.io", "kubeflow.org", "trainer.kubeflow.org", "ray.io"),
+         ("jobs/status", "jobsets/status", "pytorchjobs/status", "trainjobs/status", "rayclusters/status"),
          lambda n: batch.create_namespaced_job("b", job_manifest(f"told-{n}", 1, 16, queue="team-b")),
          ["TesseraScheduled condition of Job b/", "failed", "403"]),
         (("",), ("pods/binding",), lambda n: cluster.pod("a", f"fits-{n}", gpus=1, queue="team-a"),
@@ -1351,6 +1457,9 @@ SCENARIOS = {
     "jobset": (jobset, gpu_nodes(4), None, []),
     "trainjob": (trainjob, gpu_nodes(6), None, []),
     "leaderworkerset": (leaderworkerset, gpu_nodes(6), None, []),
+    # The real KubeRay operator and Kubeflow Training Operator.
+    "raycluster": (raycluster, gpu_nodes(4), None, []),
+    "pytorchjob": (pytorchjob, gpu_nodes(4), None, []),
     # TokenReview and SubjectAccessReview need the real authenticator and authorizer.
     "dashboard-auth": (dashboard_auth, gpu_nodes(1), None, []),
     # A real Prometheus (Debian's) scraping `tessera dev gpu-metrics`; limits of seconds.
@@ -1383,7 +1492,7 @@ def main():
     if test is idle_gpus and prometheus_missing():
         print(f"SKIP: {prometheus_missing()}", file=sys.stderr)
         return SKIP
-    if test in (jobset, trainjob, leaderworkerset) and workload_controllers.missing():
+    if test in (jobset, trainjob, leaderworkerset, raycluster, pytorchjob) and workload_controllers.missing():
         print(f"SKIP: {workload_controllers.missing()}", file=sys.stderr)
         return SKIP
     cluster = Cluster(nodes, *(real_flags if kind == "real" else dev_flags), kind=kind)

@@ -1,7 +1,7 @@
-"""Starts the JobSet, Kubeflow Trainer and LeaderWorkerSet controllers (built by
-scripts/build-workload-controllers.sh) against a real control plane started by the harness: their
-CRDs applied, their webhooks served with a certificate made here, as a user's cluster runs them
-once the operators are installed."""
+"""Starts the JobSet, Kubeflow Trainer, LeaderWorkerSet, KubeRay and Kubeflow Training Operator
+controllers (built by scripts/build-workload-controllers.sh) against a real control plane started
+by the harness: their CRDs applied, their webhooks served with a certificate made here, as a user's
+cluster runs them once the operators are installed."""
 import base64
 import os
 import subprocess
@@ -12,7 +12,8 @@ import yaml
 from harness import REAL_CLUSTER, free_port, k8s, wait_for
 
 BUILD = os.path.join(os.path.dirname(REAL_CLUSTER), "build-workload-controllers.sh")
-# Kubeflow Trainer's webhook server reads its certificate from this fixed folder (its cert package).
+# Kubeflow Trainer's and the Training Operator's webhook servers read their certificate from this
+# fixed folder (their cert packages).
 TRAINER_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
 
 
@@ -26,7 +27,8 @@ def missing():
     """Why the controllers cannot run here, or None."""
     if built_dir():
         return None
-    return ("the JobSet, Kubeflow Trainer and LeaderWorkerSet controllers are not built; run scripts/build-workload-controllers.sh "
+    return ("the JobSet, Kubeflow Trainer, LeaderWorkerSet, KubeRay and Training Operator controllers are not built; "
+            "run scripts/build-workload-controllers.sh "
             "(scripts/install-and-build.sh does where Go and the module proxy are at hand)")
 
 
@@ -102,24 +104,43 @@ def _webhooks_answer(cluster, what, group, version, plural, body):
                                                                           dry_run="All"), timeout=60, interval=0.5)
 
 
+def _start_without_webhooks(cluster, name, namespace, secret, command, certs, env, started_line):
+    """Starts a Kubeflow controller manager whose webhooks stay unregistered: its namespace and the
+    empty Secret its certificate manager fills, a certificate where its webhook server looks; returns
+    once its log shows STARTED_LINE."""
+    cluster.namespace(namespace)
+    cluster.core.create_namespaced_secret(namespace, {"apiVersion": "v1", "kind": "Secret",
+                                                      "metadata": {"name": secret}})
+    _trainer_certificate(certs)
+    cluster.start_process(name, [*command, "--metrics-bind-address=0", "--health-probe-bind-address=0",
+                                 f"--webhook-server-port={free_port()}"], env=env)
+    wait_for(f"{name} started", lambda: started_line in cluster.scheduler_log(name), timeout=90, interval=0.5)
+
+
 CRDS = {"jobset": ["jobsets.jobset.x-k8s.io"],
         "trainer": ["trainjobs.trainer.kubeflow.org", "clustertrainingruntimes.trainer.kubeflow.org",
                     "trainingruntimes.trainer.kubeflow.org"],
-        "lws": ["leaderworkersets.leaderworkerset.x-k8s.io"]}
+        "lws": ["leaderworkersets.leaderworkerset.x-k8s.io"],
+        "kuberay": ["rayclusters.ray.io", "rayjobs.ray.io", "rayservices.ray.io"],
+        "training-operator": ["pytorchjobs.kubeflow.org"]}
 
 
 def start(cluster, *controllers):
-    """Applies the CRDs and starts CONTROLLERS ("jobset", "trainer", "lws") against `cluster` (a real
-    one, as admin); returns once their webhooks answer and their controllers run. They stop with the
-    cluster (Cluster.close), and their logs are dumped with the others."""
+    """Applies the CRDs of CONTROLLERS ("jobset", "trainer", "lws", "kuberay", "training-operator")
+    and starts them against `cluster` (a real one, as admin); returns once their webhooks answer and
+    their controllers run. They stop with the cluster (Cluster.close), and their logs are dumped
+    with the others."""
     assert cluster.kind == "real", "the workload controllers need a real control plane"
     built = built_dir()
     assert built, missing()
-    applied = cluster.kubectl("apply", "--server-side", "-f", os.path.join(built, "crds"))
-    assert applied.returncode == 0, applied.stderr
+    for controller in controllers:
+        applied = cluster.kubectl("apply", "--server-side", "-f", os.path.join(built, "crds", controller))
+        assert applied.returncode == 0, applied.stderr
     for crd in (crd for controller in controllers for crd in CRDS[controller]):
-        established = cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{crd}")
-        assert established.returncode == 0, established.stderr
+        # Right after the apply a CRD may have no status yet, which `kubectl wait` takes for an error.
+        wait_for(f"the CRD {crd} established", lambda crd=crd: cluster.kubectl(
+            "wait", "--for=condition=Established", "--timeout=10s", f"crd/{crd}").returncode == 0,
+            timeout=60, interval=0.5)
 
     certs = os.path.join(cluster.dir, "webhook-certs")
     ca_pem = _serving_certificate(certs)
@@ -143,15 +164,22 @@ def start(cluster, *controllers):
                              "metadata": {"name": "probe"},
                              "spec": {"leaderWorkerTemplate": {"workerTemplate": {"spec": {"containers": [container]}}}}})
 
-    # Kubeflow Trainer: its webhooks only validate and its certificate manager wants a Service
-    # name, so they are left unregistered; the manager still needs its namespace and Secret.
+    # Kubeflow Trainer and the Training Operator (for PyTorchJob only): their webhooks only validate
+    # and their certificate managers want a Service name, so they are left unregistered; each still
+    # needs its namespace and Secret, and a certificate in the fixed folder.
     if "trainer" in controllers:
-        cluster.namespace("kubeflow-system")
-        cluster.core.create_namespaced_secret("kubeflow-system", {
-            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "kubeflow-trainer-webhook-cert"}})
-        _trainer_certificate(certs)
-        cluster.start_process("trainer-controller-manager",
-                              [os.path.join(built, "bin", "trainer-controller-manager"), "--metrics-bind-address=0",
-                               "--health-probe-bind-address=0", f"--webhook-server-port={free_port()}"], env=env)
-        wait_for("Kubeflow Trainer's TrainJob controller started", lambda: '"Starting workers","controller":"trainjob'
-                 in cluster.scheduler_log("trainer-controller-manager"), timeout=60, interval=0.5)
+        _start_without_webhooks(cluster, "trainer-controller-manager", "kubeflow-system", "kubeflow-trainer-webhook-cert",
+                                [os.path.join(built, "bin", "trainer-controller-manager")], certs, env,
+                                '"Starting workers","controller":"trainjob')
+    if "training-operator" in controllers:
+        _start_without_webhooks(cluster, "training-operator", "kubeflow", "training-operator-webhook-cert",
+                                [os.path.join(built, "bin", "training-operator"), "--enable-scheme=pytorchjob"],
+                                certs, env, 'Starting workers\t{"controller": "pytorchjob-controller"')
+
+    # KubeRay: its webhook only validates RayClusters and is off unless ENABLE_WEBHOOKS=true.
+    if "kuberay" in controllers:
+        cluster.start_process("ray-operator", [os.path.join(built, "bin", "ray-operator"), "--metrics-addr=0",
+                                               "--health-probe-bind-address=0", "--enable-leader-election=false"],
+                              env=env)
+        wait_for("KubeRay's RayCluster controller started", lambda: '"logger":"controllers.RayCluster","msg":"Starting workers"'
+                 in cluster.scheduler_log("ray-operator"), timeout=60, interval=0.5)

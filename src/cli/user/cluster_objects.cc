@@ -32,8 +32,8 @@ std::string label_of(const json& object, std::string_view label) {
 }  // namespace
 
 adapter::OwnerObjects owner_objects(const json& jobs, const json& jobsets, const json& pytorchjobs,
-                                    const json& trainjobs) {
-  return {keyed(jobs), keyed(jobsets), keyed(pytorchjobs), keyed(trainjobs)};
+                                    const json& trainjobs, const json& rayclusters) {
+  return {keyed(jobs), keyed(jobsets), keyed(pytorchjobs), keyed(trainjobs), keyed(rayclusters)};
 }
 
 Result<json> list_tessera_kind(const Cluster& cluster, const std::string& path, const std::string& plural) {
@@ -61,7 +61,8 @@ Result<WorkloadObjects> fetch_workload_objects(const Cluster& cluster) {
   objects.owners = owner_objects(optional_list(cluster, "/apis/batch/v1", "jobs"),
                                  optional_list(cluster, "/apis/jobset.x-k8s.io/v1alpha2", "jobsets"),
                                  optional_list(cluster, "/apis/kubeflow.org/v1", "pytorchjobs"),
-                                 optional_list(cluster, "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs"));
+                                 optional_list(cluster, "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs"),
+                                 optional_list(cluster, "/apis/ray.io/v1", "rayclusters"));
   return objects;
 }
 

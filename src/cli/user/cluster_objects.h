@@ -29,7 +29,8 @@ Result<nlohmann::json> list_tessera_kind(const Cluster& cluster, const std::stri
 
 // The owner kinds as the scheduler keys them ("namespace/name"), from their List answers.
 adapter::OwnerObjects owner_objects(const nlohmann::json& jobs, const nlohmann::json& jobsets,
-                                    const nlohmann::json& pytorchjobs, const nlohmann::json& trainjobs);
+                                    const nlohmann::json& pytorchjobs, const nlohmann::json& trainjobs,
+                                    const nlohmann::json& rayclusters);
 
 // Each of Tessera's pods' queue: its queue label, else its PodGroup's spec.queue, else its
 // namespace's queue label (the order the scheduler reads them in, docs/kubernetes.md).

@@ -35,6 +35,7 @@ constexpr KindRoute kRoutes[] = {
     {"jobset.x-k8s.io/v1alpha2", "JobSet", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets", true},
     {"kubeflow.org/v1", "PyTorchJob", "/apis/kubeflow.org/v1", "pytorchjobs", true},
     {"trainer.kubeflow.org/v1alpha1", "TrainJob", "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs", true},
+    {"ray.io/v1", "RayCluster", "/apis/ray.io/v1", "rayclusters", true},
     {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "/apis/leaderworkerset.x-k8s.io/v1", "leaderworkersets", true},
 };
 

@@ -36,7 +36,7 @@ Result<std::vector<nlohmann::json>> submission_objects(const SubmitRequest& requ
 
 // The API path an object is created at (POST), with `default_namespace` where it names none, for
 // the kinds submit creates from a file: Pod, Job, PodGroup, Queue, Deployment, StatefulSet,
-// JobSet, PyTorchJob, TrainJob, LeaderWorkerSet. Others are an error naming the kind.
+// JobSet, PyTorchJob, TrainJob, RayCluster, LeaderWorkerSet. Others are an error naming the kind.
 Result<std::string> creation_path(const nlohmann::json& object, const std::string& default_namespace);
 
 // kubectl's line for an object made: "job.batch/train created", "pod/nb-0 created".
