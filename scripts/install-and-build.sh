@@ -87,7 +87,7 @@ fi
 # and the Kubeflow Training Operator, with their CRDs (scripts/build-workload-controllers.sh), for the scenarios on the real control
 # plane: minutes from an empty Go cache, seconds once built. Left out, and those scenarios say they
 # are skipped, where the control plane is not built, with TESSERA_WORKLOAD_CONTROLLERS=0, or where the
-# build does not finish within TESSERA_WORKLOAD_CONTROLLERS_BUDGET seconds (default 1200).
+# build does not finish within TESSERA_WORKLOAD_CONTROLLERS_BUDGET seconds (default 2400: five controllers from an empty Go cache).
 controllers_note() {
   echo "Workload controllers not built: $*; the scenarios that run them (jobset, trainjob, ...) will be skipped"
 }
@@ -96,6 +96,6 @@ if [[ ${TESSERA_WORKLOAD_CONTROLLERS:-1} == 0 ]]; then
 elif ! bash scripts/build-control-plane.sh --built > /dev/null 2>&1; then
   controllers_note "the control plane they run on is not built"
 else
-  build_within scripts/build-workload-controllers.sh "${TESSERA_WORKLOAD_CONTROLLERS_BUDGET:-1200}" \
+  build_within scripts/build-workload-controllers.sh "${TESSERA_WORKLOAD_CONTROLLERS_BUDGET:-2400}" \
     "Workload controllers" controllers_note
 fi
