@@ -5,6 +5,8 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <memory>
 
 #include "policy/feasibility.h"
 
@@ -41,13 +43,32 @@ struct EvictedUnit {
 // a cheaper node.
 constexpr int kCandidateNodes = 100;
 
+// Where the pending gang's pods go, victims included (docs/topology.md): all within `gang` (the
+// nodes of one domain; empty: anywhere), and each subgroup's pods within the nodes of its own
+// domain inside it.
+struct RoomScope {
+  std::span<const NodeIndex> gang;
+  struct Part {
+    std::span<const PodId> pods;
+    std::span<const NodeIndex> nodes;
+  };
+  std::vector<Part> parts;
+
+  bool anywhere() const { return gang.empty() && parts.empty(); }
+  std::span<const NodeIndex> of(PodId pod) const {
+    for (const Part& part : parts) {
+      if (std::find(part.pods.begin(), part.pods.end(), pod) != part.pods.end()) return part.nodes;
+    }
+    return gang;
+  }
+};
+
 class RoomSearch {
  public:
-  // `domain`: the nodes of one topology domain the gang must fit in, victims included (empty:
-  // anywhere). `trial`: the search rolls back instead of committing, counting its evictions.
-  RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
-             std::span<const NodeIndex> domain = {}, bool trial = false)
-      : domain_(domain),
+  // `trial`: the search rolls back instead of committing, counting its evictions.
+  RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request, RoomScope scope = {},
+             bool trial = false)
+      : scope_(std::move(scope)),
         trial_(trial),
         context_(context),
         victims_(victims),
@@ -56,8 +77,9 @@ class RoomSearch {
         pending_queue_(context.workloads()[request.pending].queue),
         pending_priority_(context.workloads()[request.pending].spec.priority) {}
 
-  // After a trial run that succeeded: the units it evicted for good.
+  // After a trial run that succeeded: the units it evicted for good, and per queue what they were.
   int trial_evictions() const { return trial_evictions_; }
+  const std::vector<TopologyRoomFinding::Victims>& trial_victims() const { return trial_victims_; }
 
   bool run() {
     ClusterState& cluster = context_.cluster();
@@ -72,6 +94,7 @@ class RoomSearch {
     bool evicted_since_refresh = false;  // the caller refreshed before calling
     for (PodId pod : pending.gang()) {
       const PodSpec& spec = cluster.pod(pod);
+      domain_ = scope_.of(pod);
       if (auto binding = find_for_pending(cluster, spec)) {
         statement.allocate(pod, std::move(*binding));
         continue;
@@ -122,7 +145,7 @@ class RoomSearch {
       if (!evicted[next].move) return give_up(statement);
       // A pod-by-pod search cannot keep a unit's topology constraints, and room made for a gang
       // within one domain evicts nothing outside it: such units move only into free room.
-      if (!domain_.empty() || context_.gang_topology(owner)) return give_up(statement);
+      if (!scope_.anywhere() || context_.gang_topology(owner)) return give_up(statement);
       // Room for the moved unit, pod by pod, by evictions under the rule (no further moves).
       for (PodId pod : unplaced) {
         const PodSpec& spec = cluster.pod(pod);
@@ -141,9 +164,13 @@ class RoomSearch {
     }
     if (trial_) {
       trial_evictions_ = 0;
+      trial_victims_.clear();
       for (const EvictedUnit& unit : evicted) {
-        trial_evictions_ += std::any_of(unit.pods.begin(), unit.pods.end(),
-                                        [&cluster](const auto& entry) { return !cluster.binding(entry.first); });
+        if (std::all_of(unit.pods.begin(), unit.pods.end(),
+                        [&cluster](const auto& entry) { return cluster.binding(entry.first).has_value(); }))
+          continue;
+        ++trial_evictions_;
+        count_victim(*unit.unit);
       }
       return !give_up(statement);
     }
@@ -154,6 +181,16 @@ class RoomSearch {
   }
 
  private:
+  void count_victim(const VictimIndex::Unit& unit) {
+    auto entry =
+        std::find_if(trial_victims_.begin(), trial_victims_.end(),
+                     [&unit](const TopologyRoomFinding::Victims& victims) { return victims.queue == unit.queue; });
+    if (entry == trial_victims_.end()) entry = trial_victims_.insert(entry, {unit.queue});
+    ++entry->workloads;
+    entry->gpus += static_cast<double>(unit.gpu_milli) / kMilliPerGpu;
+    entry->not_lower += unit.priority >= pending_priority_;
+  }
+
   // Units evicted earlier in this statement stay in the index until it commits; a workload
   // touched once is not a victim twice in one attempt.
   bool touched(WorkloadId workload) const {
@@ -200,6 +237,7 @@ class RoomSearch {
         return false;
       }
       case VictimRule::kOwnQueueLowerPriority:
+      case VictimRule::kOwnQueue:
         return leaf == pending_queue_;
     }
     return false;
@@ -223,6 +261,8 @@ class RoomSearch {
       }
       case VictimRule::kOwnQueueLowerPriority:
         return queue == pending_queue_ && victims_.unit(index).priority < pending_priority_;
+      case VictimRule::kOwnQueue:
+        return queue == pending_queue_;
     }
     return false;
   }
@@ -597,9 +637,11 @@ class RoomSearch {
     return best.top_priority <= victims_.min_priority() && best.gpu_milli <= std::max<int64_t>(need, kMilliPerGpu);
   }
 
-  const std::span<const NodeIndex> domain_;
+  const RoomScope scope_;
+  std::span<const NodeIndex> domain_;  // the scope of the pending pod being placed
   const bool trial_;
   int trial_evictions_ = 0;
+  std::vector<TopologyRoomFinding::Victims> trial_victims_;
   CycleContext& context_;
   VictimIndex& victims_;
   const RoomRequest& request_;
@@ -632,59 +674,218 @@ class RoomSearch {
 
 namespace {
 
-// docs/topology.md: for a gang with a required level, the domains of that level that could hold
-// it once their victims are gone (free GPUs plus what the index holds there reach its need), the
-// most free first; each of the first kMaxRoomTrials is searched as a trial, and the one that
-// needs the fewest evictions is searched again for real. No domain where even every victim leaves too little is
-// touched. Each trial is a victim search of its own; the domains with the most free GPUs, tried first, are those
-// likeliest to need fewest evictions, so a few suffice.
+// docs/topology.md#making-room-by-topology: for a gang with a required level, the domains of that
+// level that could hold it once their victims are gone (free GPUs plus what the index holds there
+// reach its need), the most free first; each subgroup with a required level of its own is seated
+// in a domain of that level inside the gang's. Each of the first kMaxRoomTrials such plans is
+// searched as a trial, and the one that needs the fewest evictions is searched again for real.
+// No domain where even every victim leaves too little is touched. Each trial is a victim search
+// of its own; the domains with the most free GPUs, tried first, are those likeliest to need fewest
+// evictions, so a few suffice.
 constexpr int kMaxRoomTrials = 4;
 
-bool make_room_in_domain(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
-                         const GangTopology& gang) {
-  const ClusterState& cluster = context.cluster();
+// Where the gang goes: within a domain of its required level (`level` -1: anywhere), each
+// subgroup with a required level within its own domain. `named_*`: the domain an explanation
+// names, the gang's, or without one that of its largest subgroup with a required level.
+struct RoomPlan {
+  RoomScope scope;
+  int level = -1;
+  int32_t domain = -1;
+  int named_level = -1;
+  int32_t named_domain = -1;
+};
+
+// Per domain of a level: the GPUs (milli) free, and free plus all the index's units hold there.
+struct LevelRoom {
+  std::vector<int64_t> free;
+  std::vector<int64_t> reach;
+};
+
+LevelRoom level_room(const ClusterState& cluster, const VictimIndex& victims, int topology, int level) {
   const TopologyDomains& domains = cluster.topology();
-  const int level = gang.whole.required;
-  const auto& all = domains.domains(gang.topology, level);
-  const int64_t need = context.gang_gpu_milli(request.pending);
-  const std::vector<int64_t> free = domains.free_gpu_milli(cluster, gang.topology, level);
-  std::vector<std::pair<int64_t, int32_t>> reachable;  // (free, domain)
+  LevelRoom room{domains.free_gpu_milli(cluster, topology, level), {}};
+  room.reach = room.free;
+  const auto& all = domains.domains(topology, level);
   for (size_t domain = 0; domain < all.size(); ++domain) {
-    int64_t held = 0;
-    for (NodeIndex node : all[domain].nodes) held += victims.gpus_held_on(node);
-    if (free[domain] + held >= need) reachable.emplace_back(free[domain], static_cast<int32_t>(domain));
+    for (NodeIndex node : all[domain].nodes) room.reach[domain] += victims.gpus_held_on(node);
   }
-  std::sort(reachable.begin(), reachable.end(),
-            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-  int32_t best = -1;
-  int best_evictions = 0;
-  for (size_t i = 0; i < reachable.size() && i < static_cast<size_t>(kMaxRoomTrials); ++i) {
-    const int32_t domain = reachable[i].second;
-    if (request.refresh) request.refresh();
-    RoomSearch trial(context, victims, request, all[static_cast<size_t>(domain)].nodes, true);
+  return room;
+}
+
+// Seats each subgroup with a required level narrower than the gang's domain (`level` -1: the
+// cluster) in a domain of its level inside it: largest subgroup first, each into the domain with
+// the most GPUs left free whose reach still holds it, so subgroups share a domain only where its
+// free room holds them. False when some subgroup has no such domain.
+bool seat_parts(const ClusterState& cluster, const VictimIndex& victims, const GangTopology& gang, RoomPlan& plan) {
+  const TopologyDomains& domains = cluster.topology();
+  std::vector<std::pair<int, LevelRoom>> rooms;  // per level met so far, what is left of it
+  for (const GangTopology::Part& part : gang.parts) {
+    const int level = part.levels.required;
+    if (level < 0 || level <= plan.level) continue;  // kept within the gang's domain
+    auto room = std::find_if(rooms.begin(), rooms.end(), [level](const auto& entry) { return entry.first == level; });
+    if (room == rooms.end()) {
+      rooms.emplace_back(level, level_room(cluster, victims, gang.topology, level));
+      room = rooms.end() - 1;
+    }
+    LevelRoom& left = room->second;
+    const int64_t need = nominal_gpu_milli(cluster, part.pods);
+    int32_t chosen = -1;
+    for (size_t domain = 0; domain < left.free.size(); ++domain) {
+      const auto index = static_cast<int32_t>(domain);
+      if (plan.level >= 0 && domains.ancestor(gang.topology, level, index, plan.level) != plan.domain) continue;
+      if (left.reach[domain] < need) continue;
+      if (chosen < 0 || left.free[domain] > left.free[static_cast<size_t>(chosen)]) chosen = index;
+    }
+    if (chosen < 0) return false;
+    left.free[static_cast<size_t>(chosen)] = std::max<int64_t>(0, left.free[static_cast<size_t>(chosen)] - need);
+    left.reach[static_cast<size_t>(chosen)] -= need;
+    plan.scope.parts.push_back({part.pods, domains.domains(gang.topology, level)[static_cast<size_t>(chosen)].nodes});
+    if (plan.named_level < 0) {
+      plan.named_level = level;
+      plan.named_domain = chosen;
+    }
+  }
+  return true;
+}
+
+// The plans to try, best first: one per domain of the gang's required level that could hold it
+// (with its subgroups seated), or, without a required level, one in the whole cluster.
+std::vector<RoomPlan> room_plans(const ClusterState& cluster, const VictimIndex& victims, int64_t need,
+                                 const GangTopology& gang) {
+  std::vector<RoomPlan> plans;
+  const int level = gang.whole.required;
+  if (level < 0) {
+    RoomPlan plan;
+    if (seat_parts(cluster, victims, gang, plan)) plans.push_back(std::move(plan));
+    return plans;
+  }
+  const LevelRoom room = level_room(cluster, victims, gang.topology, level);
+  std::vector<int32_t> reachable;
+  for (size_t domain = 0; domain < room.reach.size(); ++domain) {
+    if (room.reach[domain] >= need) reachable.push_back(static_cast<int32_t>(domain));
+  }
+  std::sort(reachable.begin(), reachable.end(), [&room](int32_t a, int32_t b) {
+    const auto free_a = room.free[static_cast<size_t>(a)], free_b = room.free[static_cast<size_t>(b)];
+    return free_a != free_b ? free_a > free_b : a < b;
+  });
+  const auto& all = cluster.topology().domains(gang.topology, level);
+  for (int32_t domain : reachable) {
+    RoomPlan plan{{all[static_cast<size_t>(domain)].nodes, {}}, level, domain, level, domain};
+    if (seat_parts(cluster, victims, gang, plan)) plans.push_back(std::move(plan));
+    if (plans.size() == static_cast<size_t>(kMaxRoomTrials)) break;
+  }
+  return plans;
+}
+
+// Whether some domain of the gang's required level has the GPUs to hold it when empty (true
+// without a required level of its own).
+bool any_domain_holds(const ClusterState& cluster, const GangTopology& gang, int64_t need) {
+  if (gang.whole.required < 0) return true;
+  const auto& all = cluster.topology().domains(gang.topology, gang.whole.required);
+  return std::any_of(all.begin(), all.end(),
+                     [need](const TopologyDomain& domain) { return domain.gpu_capacity_milli >= need; });
+}
+
+// Why reclaim or preemption made no room by topology (TopologyRoomFinding): the first plan that a
+// search without the action's limit can serve, whose victims are counted per queue against what
+// the limit lets each lose. Only after a failure, so a cycle that makes room pays nothing for it.
+void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request, const GangTopology& gang,
+                     const std::vector<RoomPlan>& plans) {
+  if (request.action != Action::kReclaim && request.action != Action::kPreempt) return;
+  std::optional<PendingReason>& reason = context.reason(request.pending);
+  if (!reason) return;
+  RoomRequest unlimited;
+  unlimited.pending = request.pending;
+  unlimited.action = request.action;
+  if (request.action == Action::kReclaim) {
+    unlimited.victims = VictimRule::kOtherQueues;
+    unlimited.give_keys = request.give_keys;
+    unlimited.give_allowance.assign(request.give_allowance.size(), std::numeric_limits<double>::infinity());
+  } else {
+    unlimited.victims = VictimRule::kOwnQueue;
+  }
+  const TopologyDomains& domains = context.cluster().topology();
+  auto found = std::make_shared<TopologyRoomFinding>();
+  int noun_level = gang.whole.required;
+  for (const GangTopology::Part& part : gang.parts) {
+    if (noun_level < 0) noun_level = part.levels.required;
+  }
+  found->level = noun_level >= 0 ? std::string(domains.noun(gang.topology, noun_level)) : "domain";
+  for (const RoomPlan& plan : plans) {
+    RoomSearch trial(context, victims, unlimited, plan.scope, true);
     if (!trial.run()) continue;
-    if (best < 0 || trial.trial_evictions() < best_evictions) {
-      best = domain;
+    if (plan.named_domain >= 0) {
+      found->level = std::string(domains.noun(gang.topology, plan.named_level));
+      found->domain = domains.domains(gang.topology, plan.named_level)[static_cast<size_t>(plan.named_domain)].value;
+    }
+    found->victims = trial.trial_victims();
+    break;
+  }
+  if (!plans.empty() && found->victims.empty()) return;  // nothing to add to what the action says
+  if (plans.empty() && !any_domain_holds(context.cluster(), gang, context.gang_gpu_milli(request.pending)))
+    return;  // the domains are too small: the shortfall says all there is to say
+  const bool gpu_keyed = !request.give_keys.empty() && context.gang_gpu_milli(request.pending) > 0;
+  if (request.action == Action::kReclaim && gpu_keyed && request.refresh) {
+    request.refresh();  // what each queue may lose, the trials rolled back
+    for (TopologyRoomFinding::Victims& victims_of_queue : found->victims) {
+      victims_of_queue.may_lose =
+          std::max(0.0, request.give_allowance[victims_of_queue.queue * request.give_keys.size()]);
+      victims_of_queue.not_lower = 0;
+    }
+  } else if (request.action == Action::kReclaim) {
+    for (TopologyRoomFinding::Victims& victims_of_queue : found->victims) victims_of_queue.not_lower = 0;
+  }
+  std::stable_sort(found->victims.begin(), found->victims.end(),
+                   [](const auto& a, const auto& b) { return a.workloads > b.workloads; });
+  (request.action == Action::kReclaim ? reason->reclaim_room : reason->preemption_room) = std::move(found);
+}
+
+bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
+                           const GangTopology& gang) {
+  const std::vector<RoomPlan> plans =
+      room_plans(context.cluster(), victims, context.gang_gpu_milli(request.pending), gang);
+  const RoomPlan* best = nullptr;
+  int best_evictions = 0;
+  for (const RoomPlan& plan : plans) {
+    if (request.refresh) request.refresh();
+    RoomSearch trial(context, victims, request, plan.scope, true);
+    if (!trial.run()) continue;
+    if (!best || trial.trial_evictions() < best_evictions) {
+      best = &plan;
       best_evictions = trial.trial_evictions();
     }
     if (best_evictions == 0) break;
   }
-  if (best < 0) return false;
+  if (!best) {
+    // Reclaim's second attempt (with moves) finds what its first found.
+    if (!request.move_others) explain_no_room(context, victims, request, gang, plans);
+    return false;
+  }
   if (request.refresh) request.refresh();
-  return RoomSearch(context, victims, request, all[static_cast<size_t>(best)].nodes).run();
+  return RoomSearch(context, victims, request, best->scope).run();
+}
+
+// Whether making room for the gang must keep it within domains: it has a required level, or a
+// subgroup has.
+bool needs_domains(const GangTopology& gang) {
+  return gang.whole.required >= 0 ||
+         std::any_of(gang.parts.begin(), gang.parts.end(), [](const auto& part) { return part.levels.required >= 0; });
 }
 
 }  // namespace
 
+void explain_no_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request) {
+  if (!context.options().topology.make_room || context.topology_unresolvable(request.pending)) return;
+  const GangTopology* gang = context.gang_topology(request.pending);
+  if (!gang || !needs_domains(*gang)) return;
+  explain_no_room(context, victims, request, *gang,
+                  room_plans(context.cluster(), victims, context.gang_gpu_milli(request.pending), *gang));
+}
+
 bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request) {
   if (context.topology_unresolvable(request.pending)) return false;
-  if (const GangTopology* gang = context.gang_topology(request.pending)) {
-    // Subgroups need their own domains, which the pod-by-pod search does not choose: such a
-    // gang starts only where allocate finds room.
-    if (!gang->parts.empty()) return false;
-    if (gang->whole.required >= 0) {
-      return context.options().topology.make_room && make_room_in_domain(context, victims, request, *gang);
-    }
+  if (const GangTopology* gang = context.gang_topology(request.pending); gang && needs_domains(*gang)) {
+    return context.options().topology.make_room && make_room_by_topology(context, victims, request, *gang);
   }
   return RoomSearch(context, victims, request).run();
 }

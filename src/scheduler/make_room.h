@@ -29,6 +29,8 @@ enum class VictimRule : uint8_t {
   kOtherQueues,            // units of other queues, each within what its queue may still lose:
                            // give_allowance (reclaim)
   kOwnQueueLowerPriority,  // units of the pending workload's queue, of lower priority (preemption)
+  kOwnQueue,               // units of the pending workload's queue, of any priority (to explain a
+                           // preemption by topology that found none)
 };
 
 struct RoomRequest {
@@ -57,7 +59,14 @@ struct RoomRequest {
   bool move_others = false;
 };
 
-// True when the workload now runs (the statement committed through the context).
+// True when the workload now runs (the statement committed through the context). For a gang
+// with a required topology level (its own or a subgroup's) that gets no room from reclaim or
+// preemption, its pending reason gets what a search without the action's limit would have freed
+// (PendingReason::reclaim_room, preemption_room).
 bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request);
+
+// The same finding for a gang whose reclaim was refused before any search (every queue's
+// allowance together falls short of it).
+void explain_no_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request);
 
 }  // namespace tessera
