@@ -35,7 +35,12 @@ struct EvictedUnit {
   const VictimIndex::Unit* unit;
   std::vector<std::pair<PodId, Binding>> pods;  // where each pod ran
   bool move = false;                            // must be re-placed in the statement
+  int depth = 0;  // 0: evicted to make room for the pending gang; n: for a unit of depth n - 1 to move in
 };
+
+// Consolidation for a gang held to domains: a unit moved out of the domain may go where moving
+// others makes room, and those only into free room (a chain of at most this many moves).
+constexpr int kMaxMoveChain = 2;
 
 // Like the Kubernetes scheduler's preemption, the search compares a bounded number of nodes that
 // could take the pod and keeps the cheapest: 100 (all of them in a smaller cluster). Comparing
@@ -142,11 +147,14 @@ class RoomSearch {
       if (!move) continue;
       const PlacementPass pass = context_.pass_for(owner);
       if (context_.place_gang(statement, unplaced, nullptr, pass)) continue;
-      if (!evicted[next].move) return give_up(statement);
+      const int depth = evicted[next].depth;
+      const bool chain = request_.move_victims && !scope_.anywhere() && depth + 1 < kMaxMoveChain;
+      if (!evicted[next].move && !chain) return give_up(statement);
       // A pod-by-pod search cannot keep a unit's topology constraints, and room made for a gang
-      // within one domain evicts nothing outside it: such units move only into free room.
-      if (!scope_.anywhere() || context_.gang_topology(owner)) return give_up(statement);
-      // Room for the moved unit, pod by pod, by evictions under the rule (no further moves).
+      // within one domain evicts nothing for good outside it: there a unit moves only into free
+      // room, or (a chain) into room other moves make.
+      if ((!scope_.anywhere() && !chain) || context_.gang_topology(owner)) return give_up(statement);
+      // Room for the moved unit, pod by pod, by evictions under the rule (moves, for consolidation).
       for (PodId pod : unplaced) {
         const PodSpec& spec = cluster.pod(pod);
         if (auto binding = context_.placer().find(cluster, spec, nullptr, pass)) {
@@ -156,7 +164,7 @@ class RoomSearch {
         if (request_.refresh) request_.refresh();
         NodeChoice choice = best_node(spec, budget - evicted_milli, false, owner, pass);
         if (choice.node < 0) return give_up(statement);
-        evict_choice(statement, choice, evicted, evicted_milli);
+        evict_choice(statement, choice, evicted, evicted_milli, depth + 1);
         auto binding = context_.placer().find(cluster, spec, nullptr, pass);
         if (!binding) return give_up(statement);
         statement.allocate(pod, std::move(*binding));
@@ -424,13 +432,13 @@ class RoomSearch {
 
   // Evicts the chosen victims in the statement, recording each (and whether it is to move).
   void evict_choice(Statement& statement, const NodeChoice& choice, std::vector<EvictedUnit>& evicted,
-                    int64_t& evicted_milli) {
+                    int64_t& evicted_milli, int depth = 0) {
     const ClusterState& cluster = context_.cluster();
     for (size_t i = 0; i < choice.victims.size(); ++i) {
       const uint32_t index = choice.victims[i];
       const VictimIndex::Unit& unit = victims_.unit(index);
       touched_.push_back(unit.unit.workload);
-      EvictedUnit record{&unit, {}, choice.moving[i] != 0};
+      EvictedUnit record{&unit, {}, choice.moving[i] != 0, depth};
       for (const VictimIndex::Member& member : victims_.members(index)) {
         const PodId victim_pod = member.pod;
         if (!cluster.binding(victim_pod)) continue;  // taken already with the workload's extra

@@ -8,7 +8,9 @@
 // victims of the lowest priority running, no more GPUs than the pod needs (one, for a fraction).
 // Once the gang is placed, every victim whose old place is still free is put back (so none is
 // evicted in vain), moved victims are re-placed (for reclaim with moves, into room further
-// evictions make if need be), and the statement commits; if anything fails, nothing happened. Victims are whole
+// evictions make if need be; for consolidation serving a gang held to domains, into room that
+// moving other work makes, a chain of two moves at most), and the statement commits; if anything
+// fails, nothing happened. Victims are whole
 // workloads or single elastic extras (never part of a gang), preemptible, past the action's minimum runtime, and not
 // started in this cycle.
 #pragma once
