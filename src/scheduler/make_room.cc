@@ -794,9 +794,10 @@ bool any_domain_holds(const ClusterState& cluster, const GangTopology& gang, int
                      [need](const TopologyDomain& domain) { return domain.gpu_capacity_milli >= need; });
 }
 
-// Why reclaim or preemption made no room by topology (TopologyRoomFinding): the first plan that a
-// search without the action's limit can serve, whose victims are counted per queue against what
-// the limit lets each lose. Only after a failure, so a cycle that makes room pays nothing for it.
+// Why reclaim or preemption made no room by topology (TopologyRoomFinding): whether a search
+// without the action's limit serves the first plan (the most GPUs free), its victims counted per
+// queue against what the limit lets each lose. Only after a failure, so a cycle that makes room
+// pays nothing for it.
 void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request, const GangTopology& gang,
                      const std::vector<RoomPlan>& plans) {
   if (request.action != Action::kReclaim && request.action != Action::kPreempt) return;
@@ -819,15 +820,18 @@ void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequ
     if (noun_level < 0) noun_level = part.levels.required;
   }
   found->level = noun_level >= 0 ? std::string(domains.noun(gang.topology, noun_level)) : "domain";
-  for (const RoomPlan& plan : plans) {
+  if (!plans.empty()) {
+    // One trial, in the plan with the most GPUs free; where the searches start is left as it
+    // was, so that explaining changes no decision.
+    const RoomPlan& plan = plans.front();
+    const NodeIndex start = victims.next_start();
     RoomSearch trial(context, victims, unlimited, plan.scope, true);
-    if (!trial.run()) continue;
-    if (plan.named_domain >= 0) {
+    if (trial.run() && plan.named_domain >= 0) {
       found->level = std::string(domains.noun(gang.topology, plan.named_level));
       found->domain = domains.domains(gang.topology, plan.named_level)[static_cast<size_t>(plan.named_domain)].value;
+      found->victims = trial.trial_victims();
     }
-    found->victims = trial.trial_victims();
-    break;
+    victims.next_start() = start;
   }
   if (!plans.empty() && found->victims.empty()) return;  // nothing to add to what the action says
   if (plans.empty() && !any_domain_holds(context.cluster(), gang, context.gang_gpu_milli(request.pending)))

@@ -1212,10 +1212,10 @@ def topology(cluster):
     assert len(racks) == 1, {name: pod.spec.node_name for name, pod in bound.items()}
     single_rack = cluster.bound("ml")["single"].spec.node_name.split("-")[0]
     assert racks != {single_rack}, (racks, single_rack)
-    status = wait_for("the wide gang's status",
-                      lambda: cluster.get_pod_group("ml", "wide").get("status", {}).get("conditions"))
-    condition = status[0]
-    assert condition["reason"] == "Unschedulable", condition
+    # Until all its pods exist the wide gang is GangIncomplete; then Unschedulable.
+    condition = wait_for("the wide gang's status", lambda: next(
+        (c for c in cluster.get_pod_group("ml", "wide").get("status", {}).get("conditions") or []
+         if c["reason"] == "Unschedulable"), None))
     assert condition["message"].startswith("needs 24 GPUs within one rack; the most free in a rack is 8"), condition
     assert not any(name.startswith("wide") for name in cluster.bound("ml"))
     # Another pair: only evicting the single pod (of its own priority) would free a rack, and the
