@@ -1219,7 +1219,7 @@ def topology(cluster):
     assert condition["message"].startswith("needs 24 GPUs within one rack; the most free in a rack is 8"), condition
     assert not any(name.startswith("wide") for name in cluster.bound("ml"))
     # Another pair: only evicting the single pod (of its own priority) would free a rack, and the
-    # reason says so, in the PodGroup's status, its pods' events and `tessera explain`.
+    # reason says so, in the PodGroup's status, its pods' events, `tessera explain` and `describe`.
     cluster.custom.create_namespaced_custom_object(
         "scheduling.tessera.dev", "v1alpha1", "ml", "podgroups",
         {"apiVersion": "scheduling.tessera.dev/v1alpha1", "kind": "PodGroup",
@@ -1236,8 +1236,9 @@ def topology(cluster):
     wait_for("the second pair's event", lambda: any(
         clause in (event.message or "") for event in cluster.events("ml")
         if event.involved_object.name.startswith("second")))
-    why = tessera(cluster, "explain", "second").stdout
-    assert clause in why, why
+    for command in ("explain", "describe"):
+        why = tessera(cluster, command, "second").stdout
+        assert clause in why, why
     assert "second-0" not in cluster.bound("ml") and "single" in cluster.bound("ml")
 
 
