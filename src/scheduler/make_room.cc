@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "policy/feasibility.h"
+#include "scheduler/domain_plans.h"
 
 namespace tessera {
 
@@ -47,26 +48,6 @@ constexpr int kMaxMoveChain = 2;
 // 10% of 10,000 nodes for each of thousands of reclaims per cycle costs seconds and rarely finds
 // a cheaper node.
 constexpr int kCandidateNodes = 100;
-
-// Where the pending gang's pods go, victims included (docs/topology.md): all within `gang` (the
-// nodes of one domain; empty: anywhere), and each subgroup's pods within the nodes of its own
-// domain inside it.
-struct RoomScope {
-  std::span<const NodeIndex> gang;
-  struct Part {
-    std::span<const PodId> pods;
-    std::span<const NodeIndex> nodes;
-  };
-  std::vector<Part> parts;
-
-  bool anywhere() const { return gang.empty() && parts.empty(); }
-  std::span<const NodeIndex> of(PodId pod) const {
-    for (const Part& part : parts) {
-      if (std::find(part.pods.begin(), part.pods.end(), pod) != part.pods.end()) return part.nodes;
-    }
-    return gang;
-  }
-};
 
 class RoomSearch {
  public:
@@ -682,124 +663,12 @@ class RoomSearch {
 
 namespace {
 
-// docs/topology.md#making-room-by-topology: for a gang with a required level, the domains of that
-// level that could hold it once their victims are gone (free GPUs plus what the index holds there
-// reach its need), the most free first; each subgroup with a required level of its own is seated
-// in a domain of that level inside the gang's. Each of the first kMaxRoomTrials such plans is
-// searched as a trial, and the one that needs the fewest evictions is searched again for real.
-// No domain where even every victim leaves too little is touched. Each trial is a victim search
-// of its own; the domains with the most free GPUs, tried first, are those likeliest to need fewest
-// evictions, so a few suffice.
-constexpr int kMaxRoomTrials = 4;
-
-// Where the gang goes: within a domain of its required level (`level` -1: anywhere), each
-// subgroup with a required level within its own domain. `named_*`: the domain an explanation
-// names, the gang's, or without one that of its largest subgroup with a required level.
-struct RoomPlan {
-  RoomScope scope;
-  int level = -1;
-  int32_t domain = -1;
-  int named_level = -1;
-  int32_t named_domain = -1;
-};
-
-// Per domain of a level: the GPUs (milli) free, and free plus all the index's units hold there.
-struct LevelRoom {
-  std::vector<int64_t> free;
-  std::vector<int64_t> reach;
-};
-
-LevelRoom level_room(const ClusterState& cluster, const VictimIndex& victims, int topology, int level) {
-  const TopologyDomains& domains = cluster.topology();
-  LevelRoom room{domains.free_gpu_milli(cluster, topology, level), {}};
-  room.reach = room.free;
-  const auto& all = domains.domains(topology, level);
-  for (size_t domain = 0; domain < all.size(); ++domain) {
-    for (NodeIndex node : all[domain].nodes) room.reach[domain] += victims.gpus_held_on(node);
-  }
-  return room;
-}
-
-// Seats each subgroup with a required level narrower than the gang's domain (`level` -1: the
-// cluster) in a domain of its level inside it: largest subgroup first, each into the domain with
-// the most GPUs left free whose reach still holds it, so subgroups share a domain only where its
-// free room holds them. False when some subgroup has no such domain.
-bool seat_parts(const ClusterState& cluster, const VictimIndex& victims, const GangTopology& gang, RoomPlan& plan) {
-  const TopologyDomains& domains = cluster.topology();
-  std::vector<std::pair<int, LevelRoom>> rooms;  // per level met so far, what is left of it
-  for (const GangTopology::Part& part : gang.parts) {
-    const int level = part.levels.required;
-    if (level < 0 || level <= plan.level) continue;  // kept within the gang's domain
-    auto room = std::find_if(rooms.begin(), rooms.end(), [level](const auto& entry) { return entry.first == level; });
-    if (room == rooms.end()) {
-      rooms.emplace_back(level, level_room(cluster, victims, gang.topology, level));
-      room = rooms.end() - 1;
-    }
-    LevelRoom& left = room->second;
-    const int64_t need = nominal_gpu_milli(cluster, part.pods);
-    int32_t chosen = -1;
-    for (size_t domain = 0; domain < left.free.size(); ++domain) {
-      const auto index = static_cast<int32_t>(domain);
-      if (plan.level >= 0 && domains.ancestor(gang.topology, level, index, plan.level) != plan.domain) continue;
-      if (left.reach[domain] < need) continue;
-      if (chosen < 0 || left.free[domain] > left.free[static_cast<size_t>(chosen)]) chosen = index;
-    }
-    if (chosen < 0) return false;
-    left.free[static_cast<size_t>(chosen)] = std::max<int64_t>(0, left.free[static_cast<size_t>(chosen)] - need);
-    left.reach[static_cast<size_t>(chosen)] -= need;
-    plan.scope.parts.push_back({part.pods, domains.domains(gang.topology, level)[static_cast<size_t>(chosen)].nodes});
-    if (plan.named_level < 0) {
-      plan.named_level = level;
-      plan.named_domain = chosen;
-    }
-  }
-  return true;
-}
-
-// The plans to try, best first: one per domain of the gang's required level that could hold it
-// (with its subgroups seated), or, without a required level, one in the whole cluster.
-std::vector<RoomPlan> room_plans(const ClusterState& cluster, const VictimIndex& victims, int64_t need,
-                                 const GangTopology& gang) {
-  std::vector<RoomPlan> plans;
-  const int level = gang.whole.required;
-  if (level < 0) {
-    RoomPlan plan;
-    if (seat_parts(cluster, victims, gang, plan)) plans.push_back(std::move(plan));
-    return plans;
-  }
-  const LevelRoom room = level_room(cluster, victims, gang.topology, level);
-  std::vector<int32_t> reachable;
-  for (size_t domain = 0; domain < room.reach.size(); ++domain) {
-    if (room.reach[domain] >= need) reachable.push_back(static_cast<int32_t>(domain));
-  }
-  std::sort(reachable.begin(), reachable.end(), [&room](int32_t a, int32_t b) {
-    const auto free_a = room.free[static_cast<size_t>(a)], free_b = room.free[static_cast<size_t>(b)];
-    return free_a != free_b ? free_a > free_b : a < b;
-  });
-  const auto& all = cluster.topology().domains(gang.topology, level);
-  for (int32_t domain : reachable) {
-    RoomPlan plan{{all[static_cast<size_t>(domain)].nodes, {}}, level, domain, level, domain};
-    if (seat_parts(cluster, victims, gang, plan)) plans.push_back(std::move(plan));
-    if (plans.size() == static_cast<size_t>(kMaxRoomTrials)) break;
-  }
-  return plans;
-}
-
-// Whether some domain of the gang's required level has the GPUs to hold it when empty (true
-// without a required level of its own).
-bool any_domain_holds(const ClusterState& cluster, const GangTopology& gang, int64_t need) {
-  if (gang.whole.required < 0) return true;
-  const auto& all = cluster.topology().domains(gang.topology, gang.whole.required);
-  return std::any_of(all.begin(), all.end(),
-                     [need](const TopologyDomain& domain) { return domain.gpu_capacity_milli >= need; });
-}
-
 // Why reclaim or preemption made no room by topology (TopologyRoomFinding): whether a search
 // without the action's limit serves the first plan (the most GPUs free), its victims counted per
 // queue against what the limit lets each lose. Only after a failure, so a cycle that makes room
 // pays nothing for it.
 void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request, const GangTopology& gang,
-                     const std::vector<RoomPlan>& plans) {
+                     const std::vector<DomainPlan>& plans) {
   if (request.action != Action::kReclaim && request.action != Action::kPreempt) return;
   std::optional<PendingReason>& reason = context.reason(request.pending);
   if (!reason) return;
@@ -823,7 +692,7 @@ void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequ
   if (!plans.empty()) {
     // One trial, in the plan with the most GPUs free; where the searches start is left as it
     // was, so that explaining changes no decision.
-    const RoomPlan& plan = plans.front();
+    const DomainPlan& plan = plans.front();
     const NodeIndex start = victims.next_start();
     RoomSearch trial(context, victims, unlimited, plan.scope, true);
     if (trial.run() && plan.named_domain >= 0) {
@@ -854,11 +723,11 @@ void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequ
 
 bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
                            const GangTopology& gang) {
-  const std::vector<RoomPlan> plans =
-      room_plans(context.cluster(), victims, context.gang_gpu_milli(request.pending), gang);
-  const RoomPlan* best = nullptr;
+  const std::vector<DomainPlan> plans =
+      domain_plans(context.cluster(), victims, context.gang_gpu_milli(request.pending), gang);
+  const DomainPlan* best = nullptr;
   int best_evictions = 0;
-  for (const RoomPlan& plan : plans) {
+  for (const DomainPlan& plan : plans) {
     if (request.refresh) request.refresh();
     RoomSearch trial(context, victims, request, plan.scope, true);
     if (!trial.run()) continue;
@@ -877,13 +746,6 @@ bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const Ro
   return RoomSearch(context, victims, request, best->scope).run();
 }
 
-// Whether making room for the gang must keep it within domains: it has a required level, or a
-// subgroup has.
-bool needs_domains(const GangTopology& gang) {
-  return gang.whole.required >= 0 ||
-         std::any_of(gang.parts.begin(), gang.parts.end(), [](const auto& part) { return part.levels.required >= 0; });
-}
-
 }  // namespace
 
 void explain_no_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request) {
@@ -891,7 +753,7 @@ void explain_no_room_by_topology(CycleContext& context, VictimIndex& victims, co
   const GangTopology* gang = context.gang_topology(request.pending);
   if (!gang || !needs_domains(*gang)) return;
   explain_no_room(context, victims, request, *gang,
-                  room_plans(context.cluster(), victims, context.gang_gpu_milli(request.pending), *gang));
+                  domain_plans(context.cluster(), victims, context.gang_gpu_milli(request.pending), *gang));
 }
 
 bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request) {
