@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "text_checks.h"
+#include "topology_report_fixture.h"
 
 namespace tessera {
 namespace {
@@ -242,6 +243,32 @@ TEST(TimelineReportHtml, EscapesNamesFromInput) {
 }
 
 TEST(TimelineReportHtml, EmptyReport) { expect_self_contained_page(timeline_report_html(TimelineReport{})); }
+
+// Two policies, each with topology off and under one rule.
+TopologyReport topology_report(const std::string& policy_name) {
+  return testing::topology_report_of(timeline_report({policy_name, "best-fit"}, 3600).policies);
+}
+
+TEST(TopologyReportHtml, ATableRowPerRunAndBarsPerPolicy) {
+  const std::string html = topology_report_html(topology_report("tessera"));
+  expect_self_contained_page(html);
+  EXPECT_EQ(count_of(html, "<tr>"), 1u + 4u);  // the header and one row per run
+  EXPECT_NE(html.find("in 1<br>rack"), std::string::npos);
+  EXPECT_NE(html.find("87.5%"), std::string::npos);  // 7 of 8 gangs within one rack
+  EXPECT_NE(html.find("37.5%"), std::string::npos);  // 3 of 8 with topology off
+  EXPECT_NE(html.find("Multi-node gangs within one rack"), std::string::npos);
+  EXPECT_NE(html.find("racks &lt;demo&gt;"), std::string::npos);
+  EXPECT_EQ(svg_elements(html).size(), 3u);
+}
+
+TEST(TopologyReportHtml, EscapesNamesFromInput) {
+  const std::string html = topology_report_html(topology_report(kHostileName));
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("evil&lt;script&gt;"), std::string::npos);
+  expect_self_contained_page(html);
+}
+
+TEST(TopologyReportHtml, EmptyReport) { expect_self_contained_page(topology_report_html(TopologyReport{})); }
 
 // A fresh directory under the system's temporary directory, removed at the end of the test.
 class ScratchDirectory {

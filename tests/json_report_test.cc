@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "topology_report_fixture.h"
+
 namespace tessera {
 namespace {
 
@@ -84,6 +86,9 @@ TimelineReport small_timeline_report() {
   report.policies.push_back(policy);
   return report;
 }
+
+// One policy with topology off and under one rule.
+TopologyReport small_topology_report() { return testing::topology_report_of(small_timeline_report().policies); }
 
 void expect_no_nan_or_infinity(const json& value) {
   const std::string text = value.dump();
@@ -203,6 +208,30 @@ TEST(TimelineReportJson, EmptyReport) {
   EXPECT_EQ(json::parse(out.dump()), out);
 }
 
+TEST(TopologyReportJson, EachRunWithItsSharesWaitsAndTimeline) {
+  const json out = topology_report_json(small_topology_report());
+  EXPECT_EQ(out["schema"], "tessera.sim/v1");
+  EXPECT_EQ(out["mode"], "topology");
+  EXPECT_EQ(out["cluster"], (json{{"source", "racks.yaml"}, {"nodes", 64}, {"gpus", 512}}));
+  EXPECT_EQ(out["levels"], (json{"tessera.dev/block", "tessera.dev/rack"}));
+  EXPECT_EQ(out["run_time_factors"], (json{1.4, 1.15, 1.0}));
+  ASSERT_EQ(out["runs"].size(), 2u);
+  const json& on = out["runs"][1];
+  EXPECT_EQ(on["policy"], "tessera");
+  EXPECT_EQ(on["topology"], "fragmentation");
+  EXPECT_EQ(on["multi_node_gangs"], 8);
+  EXPECT_EQ(on["within"][1], (json{{"level", "tessera.dev/rack"}, {"gangs", 7}, {"pct", 87.5}}));
+  EXPECT_EQ(out["runs"][0]["within"][1]["pct"], 37.5);
+  EXPECT_EQ(on["jct_p90_seconds"], 2400.0);  // rounded to 3 decimals
+  EXPECT_EQ(on["required_gangs"], 4);
+  EXPECT_EQ(on["required_started"], 3);
+  EXPECT_EQ(on["required_wait_p50_seconds"], 300.0);
+  EXPECT_EQ(on["evictions"], 5);
+  EXPECT_EQ(on["timeline"]["policy"], "tessera");
+  EXPECT_EQ(json::parse(out.dump(2)), out);
+  expect_no_nan_or_infinity(out);
+}
+
 // Every key the JSON holds is documented in docs/sim-json-schema.md, as `path.to.key` with the
 // array and type levels written as in the documentation (`policies[]`, `failed_by_type.<type>`).
 void collect_documented_paths(const json& value, const std::string& path, std::set<std::string>& paths) {
@@ -234,6 +263,12 @@ TEST(SimJsonSchemaDoc, DocumentsEveryField) {
   std::set<std::string> paths;
   collect_documented_paths(arrival_report_json(small_arrival_report()), "", paths);
   collect_documented_paths(timeline_report_json(small_timeline_report()), "", paths);
+  // A topology run's `timeline` is a timeline policy's entry, documented as such.
+  std::set<std::string> topology_paths;
+  collect_documented_paths(topology_report_json(small_topology_report()), "", topology_paths);
+  for (const std::string& path : topology_paths) {
+    if (!path.starts_with("runs[].timeline.")) paths.insert(path);
+  }
   for (const std::string& path : paths) {
     EXPECT_NE(doc.find("| `" + documented_name(path) + "` |"), std::string::npos)
         << "field " << path << " is not documented in docs/sim-json-schema.md";

@@ -69,10 +69,34 @@ WorkloadSpec random_workload(std::mt19937_64& random, const std::string& name, i
   return spec;
 }
 
+// The domains a running gang holds at its required levels: with a required level of its own, the
+// domain of it; otherwise the domain each subgroup with a required level holds (its first pod's).
+std::vector<std::pair<int, int32_t>> required_domains(SchedulerWorld& world, const Workload& gang) {
+  const TopologyDomains& domains = world.cluster().topology();
+  auto domain_of = [&](int level, PodId pod) {
+    return std::pair{level, domains.domain_of(0, level, world.cluster().binding(pod)->node)};
+  };
+  const WorkloadSpec& spec = gang.spec;
+  if (!spec.topology_constraint().required_level.empty())
+    return {domain_of(domains.find_level(0, spec.topology_constraint().required_level), gang.pods.front())};
+  std::vector<std::pair<int, int32_t>> held;
+  for (size_t subgroup = 0; subgroup < spec.subgroups().size(); ++subgroup) {
+    const std::string& level = spec.subgroups()[subgroup].constraint.required_level;
+    if (level.empty()) continue;
+    for (PodId pod : gang.pods) {
+      if (world.cluster().pod(pod).subgroup != static_cast<int16_t>(subgroup) || !world.cluster().binding(pod))
+        continue;
+      held.push_back(domain_of(domains.find_level(0, level), pod));
+      break;
+    }
+  }
+  return held;
+}
+
 TEST(TopologyProperties, RequiredLevelsHoldGangsStayWholeAndVictimsLieInTheGangsDomain) {
   std::mt19937_64 random(20261126);
   const DomainRule rules[] = {DomainRule::kFragmentation, DomainRule::kFullest, DomainRule::kBestFit};
-  int started = 0, required_started = 0, evictions_for_required = 0;
+  int started = 0, required_started = 0, evictions_for_required = 0, evictions_for_subgroups = 0;
   for (int world_index = 0; world_index < 2000; ++world_index) {
     const int gpus_per_node = 1 << pick(random, 1, 3);
     auto cluster = random_racks(random, gpus_per_node);
@@ -109,19 +133,28 @@ TEST(TopologyProperties, RequiredLevelsHoldGangsStayWholeAndVictimsLieInTheGangs
       }
       const TopologyDomains& domains = world.cluster().topology();
       for (const Eviction& eviction : result.evictions) {
-        const Workload& beneficiary = world.workloads()[eviction.beneficiary];
-        const int level = domains.find_level(0, beneficiary.spec.topology_constraint().required_level);
-        if (beneficiary.spec.topology_constraint().required_level.empty() || !world.running(eviction.beneficiary))
+        if (eviction.beneficiary < 0 || !world.running(eviction.beneficiary)) continue;
+        if (eviction.moved) {
+          // A move may be the second of a chain, outside the domain; it is never partial.
+          ASSERT_TRUE(world.running(eviction.workload))
+              << where << ": moved workload " << world.workloads()[eviction.workload].spec.name << " stopped";
           continue;
-        const int32_t domain = domains.domain_of(0, level, world.cluster().binding(beneficiary.pods.front())->node);
+        }
+        const Workload& beneficiary = world.workloads()[eviction.beneficiary];
+        const std::vector<std::pair<int, int32_t>> held = required_domains(world, beneficiary);
+        if (held.empty()) continue;
+        // Inside a domain the gang holds at a required level: its own, or a subgroup's.
         bool inside = false;
         for (PodId pod : eviction.pods) {
           auto from = evicted_from.find(pod);
-          inside = inside || (from != evicted_from.end() && domains.domain_of(0, level, from->second) == domain);
+          if (from == evicted_from.end()) continue;
+          for (const auto& [level, domain] : held)
+            inside = inside || domains.domain_of(0, level, from->second) == domain;
         }
         ASSERT_TRUE(inside) << where << ": " << world.workloads()[eviction.workload].spec.name
-                            << " was evicted outside the domain of " << beneficiary.spec.name;
+                            << " was evicted outside the domains of " << beneficiary.spec.name;
         ++evictions_for_required;
+        evictions_for_subgroups += beneficiary.spec.topology_constraint().required_level.empty();
       }
       for (const Start& start : result.started) {
         ++started;
@@ -134,6 +167,7 @@ TEST(TopologyProperties, RequiredLevelsHoldGangsStayWholeAndVictimsLieInTheGangs
   EXPECT_GT(started, 5000);
   EXPECT_GT(required_started, 2000);
   EXPECT_GT(evictions_for_required, 100);
+  EXPECT_GT(evictions_for_subgroups, 0) << "no room was made for a gang whose subgroups alone carry required levels";
 }
 
 }  // namespace

@@ -196,6 +196,207 @@ TEST_F(TopologyWorld, ReclaimForARequiredRackGangEvictsInTheRackThatNeedsFewestE
   for (PodId pod : reclaim_world.workloads()[id].pods) EXPECT_GE(reclaim_world.cluster().binding(pod)->node, 6);
 }
 
+// Queue "q" (deserved `q_deserved`) beside queue "other" (deserved the rest of the 64 GPUs), whose
+// one-pod 8-GPU jobs are pinned to their nodes (they cannot move) on the nodes listed.
+class RoomWorld : public ::testing::Test {
+ protected:
+  void build(double q_deserved, std::initializer_list<int> other_nodes, double other_deserved) {
+    world = std::make_unique<SchedulerWorld>(
+        racked_cluster(),
+        std::vector<QueueSpec>{gpu_queue("q", "", q_deserved), gpu_queue("other", "", other_deserved)});
+    for (int node : other_nodes) add(pinned(fmt::format("o{}", node), node), "other", 0);
+  }
+  static WorkloadSpec pinned(const std::string& name, int node, int gpus = 8) {
+    WorkloadSpec spec = gang(name, 1, gpus);
+    spec.pods[0].node_selector["host"] = fmt::format("h{}", node);
+    return spec;
+  }
+  WorkloadId add(WorkloadSpec spec, const std::string& queue, double at) {
+    spec.queue = queue;
+    return world->workloads().add(std::move(spec), *world->tree().find(queue), world->cluster(), at);
+  }
+  // A 16-GPU gang of "q" (two 8-GPU pods) that needs one rack.
+  WorkloadId add_rack_gang(double at) { return add(gang("needs-rack", 2, 8, {"net", "rack", ""}), "q", at); }
+  static WorkloadSpec not_preemptible(WorkloadSpec spec) {
+    spec.preemptible = false;
+    for (PodSpec& pod : spec.pods) pod.preemptible = false;
+    return spec;
+  }
+  static WorkloadSpec in_rack(WorkloadSpec spec, const std::string& rack) {
+    for (PodSpec& pod : spec.pods) pod.node_selector["rack"] = rack;
+    return spec;
+  }
+  // The node of the first pod of the running workload of that name (-1: none runs).
+  NodeIndex node_of(const std::string& name) {
+    for (WorkloadId id = 0; id < static_cast<WorkloadId>(world->workloads().size()); ++id) {
+      const Workload& workload = world->workloads()[id];
+      if (workload.spec.name == name && world->cluster().binding(workload.pods[0]))
+        return world->cluster().binding(workload.pods[0])->node;
+    }
+    return -1;
+  }
+  std::vector<NodeIndex> nodes_of_workload(WorkloadId id) {
+    std::vector<NodeIndex> nodes;
+    for (PodId pod : world->workloads()[id].pods) nodes.push_back(world->cluster().binding(pod)->node);
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
+  }
+  std::string reason_of(const CycleResult& result, WorkloadId id) {
+    for (const PendingWorkload& pending : result.pending) {
+      if (pending.workload == id) return describe(pending.reason, world->tree());
+    }
+    return "not pending";
+  }
+  // A gang of four pods in one block, each half (subgroups "a", "b") in one rack.
+  static WorkloadSpec tensor_parallel(const std::string& name, int gpus_per_pod) {
+    WorkloadSpec spec = gang(name, 4, gpus_per_pod);
+    spec.topology = std::make_shared<const WorkloadTopology>(
+        WorkloadTopology{{"net", "block", ""}, {{"a", 2, {"net", "rack", ""}}, {"b", 2, {"net", "rack", ""}}}});
+    for (int i = 0; i < 4; ++i) spec.pods[static_cast<size_t>(i)].subgroup = i < 2 ? 0 : 1;
+    return spec;
+  }
+  std::unique_ptr<SchedulerWorld> world;
+};
+
+TEST_F(RoomWorld, ARequiredRackGangSaysWhichRackReclaimCouldFreeAndThatTheQueueIsAtItsFairShare) {
+  // "other" holds its deserved 48 GPUs on nodes 0, 2, 4-7; racks r0 and r1 have 8 GPUs free
+  // each. A 16-GPU gang of "q" needing one rack: evicting o0 would free r0 (the most free rack,
+  // tried first), but "other" may lose nothing.
+  build(16, {0, 2, 4, 5, 6, 7}, 48);
+  world->cycle(0);
+  const WorkloadId id = add_rack_gang(1);
+  const CycleResult result = world->cycle(100);
+  EXPECT_FALSE(world->running(id));
+  EXPECT_TRUE(result.evictions.empty());
+  EXPECT_EQ(reason_of(result, id),
+            "needs 16 GPUs within one rack; the most free in a rack is 8 (rack r0); reclaim could free rack r0 by "
+            "evicting 1 workload of queue 'other', but 'other' is at its fair share; no lower-priority preemptible "
+            "work in its queue frees enough room");
+}
+
+TEST_F(RoomWorld, APreemptionThatWouldTakeWorkOfTheSamePrioritySaysSo) {
+  // "q" itself holds nodes 0, 2 and 4-7 with jobs of the gang's priority: preemption could free
+  // r0 by evicting o0, but it is not of lower priority.
+  build(64, {}, 0);
+  for (int node : {0, 2, 4, 5, 6, 7}) add(pinned(fmt::format("mine{}", node), node), "q", 0);
+  world->cycle(0);
+  const WorkloadId id = add_rack_gang(1);
+  const CycleResult result = world->cycle(100);
+  EXPECT_FALSE(world->running(id));
+  EXPECT_TRUE(
+      reason_of(result, id)
+          .ends_with(
+              "; preemption could free rack r0 by evicting 1 workload of queue 'q', but it is not of lower priority"))
+      << reason_of(result, id);
+}
+
+TEST_F(RoomWorld, NoRackCanBeFreedWhenItsWorkIsNotPreemptible) {
+  build(16, {}, 48);
+  for (int node : {0, 2, 4, 5, 6, 7}) add(not_preemptible(pinned(fmt::format("o{}", node), node)), "other", 0);
+  world->cycle(0);
+  const WorkloadId id = add_rack_gang(1);
+  const CycleResult result = world->cycle(100);
+  EXPECT_TRUE(
+      reason_of(result, id)
+          .ends_with(
+              "(rack r0); no rack could be freed: too little preemptible work past its minimum runtime in any rack"))
+      << reason_of(result, id);
+}
+
+TEST_F(RoomWorld, ReclaimForSubgroupsFreesARackForEachInsideTheBlockThatNeedsFewestEvictions) {
+  // "other" (deserved 32) borrows all 64 GPUs. Block b0: four one-node jobs (4 evictions to
+  // free both racks). Block b1: a two-pod job fills r2 (one eviction frees it), r3 holds two
+  // one-node jobs (two). The tensor-parallel gang of "q" (deserved 32) needs a rack per subgroup
+  // within one block: b1, by 3 evictions.
+  build(32, {0, 1, 2, 3, 6, 7}, 32);
+  WorkloadSpec pair = gang("pair", 2, 8, {"net", "rack", ""});
+  for (PodSpec& pod : pair.pods) pod.node_selector["rack"] = "r2";
+  add(std::move(pair), "other", 0);
+  world->cycle(0);
+  ASSERT_DOUBLE_EQ(world->gpus_of("other"), 64);
+  const WorkloadId id = add(tensor_parallel("tp", 8), "q", 1);
+  const CycleResult result = world->cycle(100);
+  ASSERT_TRUE(world->running(id)) << reason_of(result, id);
+  std::vector<std::string> evicted;
+  for (const Eviction& eviction : result.evictions) evicted.push_back(world->workloads()[eviction.workload].spec.name);
+  std::sort(evicted.begin(), evicted.end());
+  EXPECT_EQ(evicted, (std::vector<std::string>{"o6", "o7", "pair"}));
+  const Workload& tp = world->workloads()[id];
+  EXPECT_TRUE(check_topology(world->cluster(), tp.spec, tp.pods).empty());
+  for (PodId pod : tp.pods) EXPECT_GE(world->cluster().binding(pod)->node, 4);
+}
+
+TEST_F(RoomWorld, NoWorkIsEvictedForSubgroupsThatNoRackCouldHoldThen) {
+  // Nodes 0 and 4 (one per block) run non-preemptible jobs. Evicting the rest would free 24 GPUs
+  // in a block, all the gang needs, but in one rack of it only 8, where each subgroup (two 6-GPU
+  // pods) needs 12 of its own: the block could not hold the subgroups then, so nothing is evicted.
+  build(32, {}, 32);
+  for (int node = 0; node < 8; ++node) {
+    WorkloadSpec spec = pinned(fmt::format("o{}", node), node);
+    add(node % 4 == 0 ? not_preemptible(std::move(spec)) : std::move(spec), "other", 0);
+  }
+  world->cycle(0);
+  const WorkloadId id = add(tensor_parallel("tp", 6), "q", 1);
+  const CycleResult result = world->cycle(100);
+  EXPECT_FALSE(world->running(id));
+  EXPECT_TRUE(result.evictions.empty());
+  EXPECT_TRUE(
+      reason_of(result, id)
+          .ends_with(
+              "(block b0); no block could be freed: too little preemptible work past its minimum runtime in any block"))
+      << reason_of(result, id);
+}
+
+TEST_F(RoomWorld, ConsolidationMovesAWorkloadIntoRoomThatMovingAnotherMakes) {
+  // One queue, so neither reclaim nor preemption (all alike in priority) can help. Rack r0: A (8
+  // GPUs) on node 0, node 1 free. Rack r1: B (4) and 4 free on node 2, a non-preemptible 4 and 4
+  // free on node 3. Racks r2, r3: pinned 8-GPU jobs. A 16-GPU gang needs a rack: A must leave r0,
+  // but no node has 8 free; moving B to node 3 makes room for A on node 2.
+  build(64, {}, 0);
+  add(gang("A", 1, 8), "q", 0);
+  for (int node = 4; node < 8; ++node) add(pinned(fmt::format("p{}", node), node), "q", 0);
+  world->cycle(0);
+  add(in_rack(gang("B", 1, 4), "r1"), "q", 1);
+  world->cycle(1);
+  add(not_preemptible(pinned("fixed", 3, 4)), "q", 2);
+  world->cycle(2);
+  ASSERT_EQ(node_of("A"), 0);
+  ASSERT_EQ(node_of("B"), 2);
+  ASSERT_EQ(node_of("fixed"), 3);
+  const WorkloadId id = add_rack_gang(3);
+  const CycleResult result = world->cycle(100);
+  ASSERT_TRUE(world->running(id)) << reason_of(result, id);
+  EXPECT_EQ(nodes_of_workload(id), (std::vector<NodeIndex>{0, 1}));
+  EXPECT_EQ(node_of("A"), 2);
+  EXPECT_EQ(node_of("B"), 3);
+  ASSERT_EQ(result.evictions.size(), 2u);
+  for (const Eviction& eviction : result.evictions) {
+    EXPECT_TRUE(eviction.moved);
+    EXPECT_EQ(eviction.action, Action::kConsolidate);
+  }
+}
+
+TEST_F(RoomWorld, NothingMovesWhenAChainOfMovesEndsWithoutFreeRoom) {
+  // Rack r1 holds B and C (5 GPUs each, 3 free beside each), node 4 a pinned 6-GPU job: 16 GPUs
+  // free in all, but A can leave r0 only by taking B's or C's node, and neither finds 5 free
+  // GPUs then. The gang waits and nothing is evicted or moved.
+  build(64, {}, 0);
+  add(gang("A", 1, 8), "q", 0);
+  add(pinned("six", 4, 6), "q", 0);
+  for (int node = 5; node < 8; ++node) add(pinned(fmt::format("p{}", node), node), "q", 0);
+  world->cycle(0);
+  add(in_rack(gang("B", 1, 5), "r1"), "q", 1);
+  add(in_rack(gang("C", 1, 5), "r1"), "q", 1);
+  world->cycle(1);
+  ASSERT_EQ(node_of("A"), 0);
+  ASSERT_GE(node_of("B"), 2);
+  ASSERT_GE(node_of("C"), 2);
+  const WorkloadId id = add_rack_gang(3);
+  const CycleResult result = world->cycle(100);
+  EXPECT_FALSE(world->running(id));
+  EXPECT_TRUE(result.evictions.empty());
+}
+
 Result<ScenarioParts> parse(std::string_view yaml) {
   return parse_scenario_yaml(
       yaml, "s.yaml", [](std::string_view) -> Result<std::string> { return Error{"none"}; }, nullptr);

@@ -331,7 +331,8 @@ int run_sim(SimOptions options) {
       return 2;
     }
     fmt::print("{}", topology_table(*report));
-    return 0;
+    return write_outputs(topology_report_json(*report), options.no_report ? "" : topology_report_html(*report),
+                         options);
   }
   std::optional<TimelineReport> without_limits;
   if (options.work_limits == "both") {

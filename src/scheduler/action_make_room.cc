@@ -55,6 +55,8 @@ void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Genera
       reason.consolidation_tried |= failed.consolidation_tried;
       reason.reclaim_tried |= failed.reclaim_tried;
       reason.preemption_tried |= failed.preemption_tried;
+      reason.reclaim_room = failed.reclaim_room;
+      reason.preemption_room = failed.preemption_room;
       continue;
     }
     ++stats.attempts;
@@ -171,7 +173,10 @@ void reclaim(CycleContext& context) {
           for (QueueIndex leaf : tree.leaves()) {
             if (leaf != pending.queue) reachable += std::max(0.0, allowance[leaf * key_count]);
           }
-          if (reachable + 1e-9 < needed_gpus) return false;
+          if (reachable + 1e-9 < needed_gpus) {
+            explain_no_room_by_topology(context, victims, request);
+            return false;
+          }
         }
         if (make_room(context, victims, request)) return true;
         // Refused for limit room: queues at their share of requests may hold more than their

@@ -5,8 +5,11 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <memory>
 
 #include "policy/feasibility.h"
+#include "scheduler/domain_plans.h"
 
 namespace tessera {
 
@@ -33,7 +36,12 @@ struct EvictedUnit {
   const VictimIndex::Unit* unit;
   std::vector<std::pair<PodId, Binding>> pods;  // where each pod ran
   bool move = false;                            // must be re-placed in the statement
+  int depth = 0;  // 0: evicted to make room for the pending gang; n: for a unit of depth n - 1 to move in
 };
+
+// Consolidation for a gang held to domains: a unit moved out of the domain may go where moving
+// others makes room, and those only into free room (a chain of at most this many moves).
+constexpr int kMaxMoveChain = 2;
 
 // Like the Kubernetes scheduler's preemption, the search compares a bounded number of nodes that
 // could take the pod and keeps the cheapest: 100 (all of them in a smaller cluster). Comparing
@@ -43,11 +51,10 @@ constexpr int kCandidateNodes = 100;
 
 class RoomSearch {
  public:
-  // `domain`: the nodes of one topology domain the gang must fit in, victims included (empty:
-  // anywhere). `trial`: the search rolls back instead of committing, counting its evictions.
-  RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
-             std::span<const NodeIndex> domain = {}, bool trial = false)
-      : domain_(domain),
+  // `trial`: the search rolls back instead of committing, counting its evictions.
+  RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request, RoomScope scope = {},
+             bool trial = false)
+      : scope_(std::move(scope)),
         trial_(trial),
         context_(context),
         victims_(victims),
@@ -56,8 +63,9 @@ class RoomSearch {
         pending_queue_(context.workloads()[request.pending].queue),
         pending_priority_(context.workloads()[request.pending].spec.priority) {}
 
-  // After a trial run that succeeded: the units it evicted for good.
+  // After a trial run that succeeded: the units it evicted for good, and per queue what they were.
   int trial_evictions() const { return trial_evictions_; }
+  const std::vector<TopologyRoomFinding::Victims>& trial_victims() const { return trial_victims_; }
 
   bool run() {
     ClusterState& cluster = context_.cluster();
@@ -72,6 +80,7 @@ class RoomSearch {
     bool evicted_since_refresh = false;  // the caller refreshed before calling
     for (PodId pod : pending.gang()) {
       const PodSpec& spec = cluster.pod(pod);
+      domain_ = scope_.of(pod);
       if (auto binding = find_for_pending(cluster, spec)) {
         statement.allocate(pod, std::move(*binding));
         continue;
@@ -119,11 +128,14 @@ class RoomSearch {
       if (!move) continue;
       const PlacementPass pass = context_.pass_for(owner);
       if (context_.place_gang(statement, unplaced, nullptr, pass)) continue;
-      if (!evicted[next].move) return give_up(statement);
+      const int depth = evicted[next].depth;
+      const bool chain = request_.move_victims && !scope_.anywhere() && depth + 1 < kMaxMoveChain;
+      if (!evicted[next].move && !chain) return give_up(statement);
       // A pod-by-pod search cannot keep a unit's topology constraints, and room made for a gang
-      // within one domain evicts nothing outside it: such units move only into free room.
-      if (!domain_.empty() || context_.gang_topology(owner)) return give_up(statement);
-      // Room for the moved unit, pod by pod, by evictions under the rule (no further moves).
+      // within one domain evicts nothing for good outside it: there a unit moves only into free
+      // room, or (a chain) into room other moves make.
+      if ((!scope_.anywhere() && !chain) || context_.gang_topology(owner)) return give_up(statement);
+      // Room for the moved unit, pod by pod, by evictions under the rule (moves, for consolidation).
       for (PodId pod : unplaced) {
         const PodSpec& spec = cluster.pod(pod);
         if (auto binding = context_.placer().find(cluster, spec, nullptr, pass)) {
@@ -133,7 +145,7 @@ class RoomSearch {
         if (request_.refresh) request_.refresh();
         NodeChoice choice = best_node(spec, budget - evicted_milli, false, owner, pass);
         if (choice.node < 0) return give_up(statement);
-        evict_choice(statement, choice, evicted, evicted_milli);
+        evict_choice(statement, choice, evicted, evicted_milli, depth + 1);
         auto binding = context_.placer().find(cluster, spec, nullptr, pass);
         if (!binding) return give_up(statement);
         statement.allocate(pod, std::move(*binding));
@@ -141,9 +153,13 @@ class RoomSearch {
     }
     if (trial_) {
       trial_evictions_ = 0;
+      trial_victims_.clear();
       for (const EvictedUnit& unit : evicted) {
-        trial_evictions_ += std::any_of(unit.pods.begin(), unit.pods.end(),
-                                        [&cluster](const auto& entry) { return !cluster.binding(entry.first); });
+        if (std::all_of(unit.pods.begin(), unit.pods.end(),
+                        [&cluster](const auto& entry) { return cluster.binding(entry.first).has_value(); }))
+          continue;
+        ++trial_evictions_;
+        count_victim(*unit.unit);
       }
       return !give_up(statement);
     }
@@ -154,6 +170,16 @@ class RoomSearch {
   }
 
  private:
+  void count_victim(const VictimIndex::Unit& unit) {
+    auto entry =
+        std::find_if(trial_victims_.begin(), trial_victims_.end(),
+                     [&unit](const TopologyRoomFinding::Victims& victims) { return victims.queue == unit.queue; });
+    if (entry == trial_victims_.end()) entry = trial_victims_.insert(entry, {unit.queue});
+    ++entry->workloads;
+    entry->gpus += static_cast<double>(unit.gpu_milli) / kMilliPerGpu;
+    entry->not_lower += unit.priority >= pending_priority_;
+  }
+
   // Units evicted earlier in this statement stay in the index until it commits; a workload
   // touched once is not a victim twice in one attempt.
   bool touched(WorkloadId workload) const {
@@ -208,6 +234,7 @@ class RoomSearch {
         return false;
       }
       case VictimRule::kOwnQueueLowerPriority:
+      case VictimRule::kOwnQueue:
         return leaf == pending_queue_;
     }
     return false;
@@ -231,6 +258,8 @@ class RoomSearch {
       }
       case VictimRule::kOwnQueueLowerPriority:
         return queue == pending_queue_ && victims_.unit(index).priority < pending_priority_;
+      case VictimRule::kOwnQueue:
+        return queue == pending_queue_;
     }
     return false;
   }
@@ -392,13 +421,13 @@ class RoomSearch {
 
   // Evicts the chosen victims in the statement, recording each (and whether it is to move).
   void evict_choice(Statement& statement, const NodeChoice& choice, std::vector<EvictedUnit>& evicted,
-                    int64_t& evicted_milli) {
+                    int64_t& evicted_milli, int depth = 0) {
     const ClusterState& cluster = context_.cluster();
     for (size_t i = 0; i < choice.victims.size(); ++i) {
       const uint32_t index = choice.victims[i];
       const VictimIndex::Unit& unit = victims_.unit(index);
       touched_.push_back(unit.unit.workload);
-      EvictedUnit record{&unit, {}, choice.moving[i] != 0};
+      EvictedUnit record{&unit, {}, choice.moving[i] != 0, depth};
       for (const VictimIndex::Member& member : victims_.members(index)) {
         const PodId victim_pod = member.pod;
         if (!cluster.binding(victim_pod)) continue;  // taken already with the workload's extra
@@ -605,9 +634,11 @@ class RoomSearch {
     return best.top_priority <= victims_.min_priority() && best.gpu_milli <= std::max<int64_t>(need, kMilliPerGpu);
   }
 
-  const std::span<const NodeIndex> domain_;
+  const RoomScope scope_;
+  std::span<const NodeIndex> domain_;  // the scope of the pending pod being placed
   const bool trial_;
   int trial_evictions_ = 0;
+  std::vector<TopologyRoomFinding::Victims> trial_victims_;
   CycleContext& context_;
   VictimIndex& victims_;
   const RoomRequest& request_;
@@ -640,59 +671,103 @@ class RoomSearch {
 
 namespace {
 
-// docs/topology.md: for a gang with a required level, the domains of that level that could hold
-// it once their victims are gone (free GPUs plus what the index holds there reach its need), the
-// most free first; each of the first kMaxRoomTrials is searched as a trial, and the one that
-// needs the fewest evictions is searched again for real. No domain where even every victim leaves too little is
-// touched. Each trial is a victim search of its own; the domains with the most free GPUs, tried first, are those
-// likeliest to need fewest evictions, so a few suffice.
-constexpr int kMaxRoomTrials = 4;
-
-bool make_room_in_domain(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
-                         const GangTopology& gang) {
-  const ClusterState& cluster = context.cluster();
-  const TopologyDomains& domains = cluster.topology();
-  const int level = gang.whole.required;
-  const auto& all = domains.domains(gang.topology, level);
-  const int64_t need = context.gang_gpu_milli(request.pending);
-  const std::vector<int64_t> free = domains.free_gpu_milli(cluster, gang.topology, level);
-  std::vector<std::pair<int64_t, int32_t>> reachable;  // (free, domain)
-  for (size_t domain = 0; domain < all.size(); ++domain) {
-    int64_t held = 0;
-    for (NodeIndex node : all[domain].nodes) held += victims.gpus_held_on(node);
-    if (free[domain] + held >= need) reachable.emplace_back(free[domain], static_cast<int32_t>(domain));
+// Why reclaim or preemption made no room by topology (TopologyRoomFinding): whether a search
+// without the action's limit serves the first plan (the most GPUs free), its victims counted per
+// queue against what the limit lets each lose. Only after a failure, so a cycle that makes room
+// pays nothing for it.
+void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request, const GangTopology& gang,
+                     const std::vector<DomainPlan>& plans) {
+  if (request.action != Action::kReclaim && request.action != Action::kPreempt) return;
+  std::optional<PendingReason>& reason = context.reason(request.pending);
+  if (!reason) return;
+  RoomRequest unlimited;
+  unlimited.pending = request.pending;
+  unlimited.action = request.action;
+  if (request.action == Action::kReclaim) {
+    unlimited.victims = VictimRule::kOtherQueues;
+    unlimited.give_keys = request.give_keys;
+    unlimited.give_allowance.assign(request.give_allowance.size(), std::numeric_limits<double>::infinity());
+  } else {
+    unlimited.victims = VictimRule::kOwnQueue;
   }
-  std::sort(reachable.begin(), reachable.end(),
-            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-  int32_t best = -1;
+  const TopologyDomains& domains = context.cluster().topology();
+  auto found = std::make_shared<TopologyRoomFinding>();
+  int noun_level = gang.whole.required;
+  for (const GangTopology::Part& part : gang.parts) {
+    if (noun_level < 0) noun_level = part.levels.required;
+  }
+  found->level = noun_level >= 0 ? std::string(domains.noun(gang.topology, noun_level)) : "domain";
+  if (!plans.empty()) {
+    // One trial, in the plan with the most GPUs free; where the searches start is left as it
+    // was, so that explaining changes no decision.
+    const DomainPlan& plan = plans.front();
+    const NodeIndex start = victims.next_start();
+    RoomSearch trial(context, victims, unlimited, plan.scope, true);
+    if (trial.run() && plan.named_domain >= 0) {
+      found->level = std::string(domains.noun(gang.topology, plan.named_level));
+      found->domain = domains.domains(gang.topology, plan.named_level)[static_cast<size_t>(plan.named_domain)].value;
+      found->victims = trial.trial_victims();
+    }
+    victims.next_start() = start;
+  }
+  if (!plans.empty() && found->victims.empty()) return;  // nothing to add to what the action says
+  if (plans.empty() && !any_domain_holds(context.cluster(), gang, context.gang_gpu_milli(request.pending)))
+    return;  // the domains are too small: the shortfall says all there is to say
+  const bool gpu_keyed = !request.give_keys.empty() && context.gang_gpu_milli(request.pending) > 0;
+  if (request.action == Action::kReclaim && gpu_keyed && request.refresh) {
+    request.refresh();  // what each queue may lose, the trials rolled back
+    for (TopologyRoomFinding::Victims& victims_of_queue : found->victims) {
+      victims_of_queue.may_lose =
+          std::max(0.0, request.give_allowance[victims_of_queue.queue * request.give_keys.size()]);
+      victims_of_queue.not_lower = 0;
+    }
+  } else if (request.action == Action::kReclaim) {
+    for (TopologyRoomFinding::Victims& victims_of_queue : found->victims) victims_of_queue.not_lower = 0;
+  }
+  std::stable_sort(found->victims.begin(), found->victims.end(),
+                   [](const auto& a, const auto& b) { return a.workloads > b.workloads; });
+  (request.action == Action::kReclaim ? reason->reclaim_room : reason->preemption_room) = std::move(found);
+}
+
+bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
+                           const GangTopology& gang) {
+  const std::vector<DomainPlan> plans =
+      domain_plans(context.cluster(), victims, context.gang_gpu_milli(request.pending), gang);
+  const DomainPlan* best = nullptr;
   int best_evictions = 0;
-  for (size_t i = 0; i < reachable.size() && i < static_cast<size_t>(kMaxRoomTrials); ++i) {
-    const int32_t domain = reachable[i].second;
+  for (const DomainPlan& plan : plans) {
     if (request.refresh) request.refresh();
-    RoomSearch trial(context, victims, request, all[static_cast<size_t>(domain)].nodes, true);
+    RoomSearch trial(context, victims, request, plan.scope, true);
     if (!trial.run()) continue;
-    if (best < 0 || trial.trial_evictions() < best_evictions) {
-      best = domain;
+    if (!best || trial.trial_evictions() < best_evictions) {
+      best = &plan;
       best_evictions = trial.trial_evictions();
     }
     if (best_evictions == 0) break;
   }
-  if (best < 0) return false;
+  if (!best) {
+    // Reclaim's second attempt (with moves) finds what its first found.
+    if (!request.move_others) explain_no_room(context, victims, request, gang, plans);
+    return false;
+  }
   if (request.refresh) request.refresh();
-  return RoomSearch(context, victims, request, all[static_cast<size_t>(best)].nodes).run();
+  return RoomSearch(context, victims, request, best->scope).run();
 }
 
 }  // namespace
 
+void explain_no_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request) {
+  if (!context.options().topology.make_room || context.topology_unresolvable(request.pending)) return;
+  const GangTopology* gang = context.gang_topology(request.pending);
+  if (!gang || !needs_domains(*gang)) return;
+  explain_no_room(context, victims, request, *gang,
+                  domain_plans(context.cluster(), victims, context.gang_gpu_milli(request.pending), *gang));
+}
+
 bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request) {
   if (context.topology_unresolvable(request.pending)) return false;
-  if (const GangTopology* gang = context.gang_topology(request.pending)) {
-    // Subgroups need their own domains, which the pod-by-pod search does not choose: such a
-    // gang starts only where allocate finds room.
-    if (!gang->parts.empty()) return false;
-    if (gang->whole.required >= 0) {
-      return context.options().topology.make_room && make_room_in_domain(context, victims, request, *gang);
-    }
+  if (const GangTopology* gang = context.gang_topology(request.pending); gang && needs_domains(*gang)) {
+    return context.options().topology.make_room && make_room_by_topology(context, victims, request, *gang);
   }
   return RoomSearch(context, victims, request).run();
 }

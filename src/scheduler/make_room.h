@@ -8,7 +8,9 @@
 // victims of the lowest priority running, no more GPUs than the pod needs (one, for a fraction).
 // Once the gang is placed, every victim whose old place is still free is put back (so none is
 // evicted in vain), moved victims are re-placed (for reclaim with moves, into room further
-// evictions make if need be), and the statement commits; if anything fails, nothing happened. Victims are whole
+// evictions make if need be; for consolidation serving a gang held to domains, into room that
+// moving other work makes, a chain of two moves at most), and the statement commits; if anything
+// fails, nothing happened. Victims are whole
 // workloads or single elastic extras (never part of a gang), preemptible, past the action's minimum runtime, and not
 // started in this cycle.
 #pragma once
@@ -29,6 +31,8 @@ enum class VictimRule : uint8_t {
   kOtherQueues,            // units of other queues, each within what its queue may still lose:
                            // give_allowance (reclaim)
   kOwnQueueLowerPriority,  // units of the pending workload's queue, of lower priority (preemption)
+  kOwnQueue,               // units of the pending workload's queue, of any priority (to explain a
+                           // preemption by topology that found none)
 };
 
 struct RoomRequest {
@@ -60,7 +64,14 @@ struct RoomRequest {
   std::optional<QueueLedger::LimitTerms> limits;
 };
 
-// True when the workload now runs (the statement committed through the context).
+// True when the workload now runs (the statement committed through the context). For a gang
+// with a required topology level (its own or a subgroup's) that gets no room from reclaim or
+// preemption, its pending reason gets what a search without the action's limit would have freed
+// (PendingReason::reclaim_room, preemption_room).
 bool make_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request);
+
+// The same finding for a gang whose reclaim was refused before any search (every queue's
+// allowance together falls short of it).
+void explain_no_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request);
 
 }  // namespace tessera

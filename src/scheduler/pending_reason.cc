@@ -24,6 +24,47 @@ std::string format_resource_amount(std::string_view resource, double amount) {
   return fmt::format("{:.4g} {}", amount, resource);
 }
 
+namespace {
+
+// "; reclaim could free rack r7 by evicting 3 workloads of queue 'x', but 'x' is at its fair share"
+std::string describe_room(const TopologyRoomFinding& found, std::string_view action, const QueueTree& tree) {
+  if (found.domain.empty()) {
+    return fmt::format("; no {} could be freed: too little preemptible work past its minimum runtime in any {}",
+                       found.level, found.level);
+  }
+  std::string text = fmt::format("; {} could free {} {} by evicting ", action, found.level, found.domain);
+  std::vector<std::string> blocks;
+  for (size_t i = 0; i < found.victims.size(); ++i) {
+    const TopologyRoomFinding::Victims& victims = found.victims[i];
+    const std::string& name = tree.spec(victims.queue).name;
+    if (i > 0) text += i + 1 == found.victims.size() ? " and " : ", ";
+    text += i == 0
+                ? fmt::format("{} workload{} of queue '{}'", victims.workloads, victims.workloads == 1 ? "" : "s", name)
+                : fmt::format("{} of queue '{}'", victims.workloads, name);
+    if (victims.may_lose >= 0 && victims.may_lose < 1e-3) {
+      blocks.push_back(fmt::format("'{}' is at its fair share", name));
+    } else if (victims.may_lose >= 0 && victims.may_lose + 1e-6 < victims.gpus) {
+      blocks.push_back(fmt::format("'{}' may lose only {:.4g} of those {:.4g} GPUs above its fair share", name,
+                                   victims.may_lose, victims.gpus));
+    }
+    if (victims.not_lower > 0) {
+      blocks.push_back(victims.not_lower == victims.workloads && victims.workloads == 1
+                           ? std::string("it is not of lower priority")
+                           : fmt::format("{} of them {} not of lower priority", victims.not_lower,
+                                         victims.not_lower == 1 ? "is" : "are"));
+    }
+  }
+  if (blocks.empty()) return text + ", but its search within its limits found no such set";
+  text += ", but ";
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (i > 0) text += i + 1 == blocks.size() ? " and " : ", ";
+    text += blocks[i];
+  }
+  return text;
+}
+
+}  // namespace
+
 std::string describe(const PendingReason& reason, const QueueTree& tree) {
   auto amount = [&](ResourceId resource, double value) {
     return format_resource_amount(tree.resources().name(resource), value);
@@ -72,10 +113,19 @@ std::string describe(const PendingReason& reason, const QueueTree& tree) {
           tree.spec(excess.queue).name, amount(excess.resource, excess.held),
           amount(excess.resource, excess.fair_share), amount(excess.resource, excess.requested));
     }
+  } else if (reason.reclaim_room) {
+    text += describe_room(*reason.reclaim_room, "reclaim", tree);
   } else if (reason.reclaim_tried) {
     text += "; reclaim found no victims that free enough room without pushing their queues below fair share";
   }
-  if (reason.preemption_tried) text += "; no lower-priority preemptible work in its queue frees enough room";
+  if (reason.preemption_room) {
+    // No domain could be freed: said once, whichever action found it.
+    const bool said = reason.reclaim_room && reason.reclaim_room->domain.empty() &&
+                      reason.preemption_room->domain.empty() && !reason.reclaim_blocked;
+    if (!said) text += describe_room(*reason.preemption_room, "preemption", tree);
+  } else if (reason.preemption_tried) {
+    text += "; no lower-priority preemptible work in its queue frees enough room";
+  }
   if (reason.consolidation_tried && !reason.reclaim_tried) text += "; moving running work would not make room";
   return text;
 }

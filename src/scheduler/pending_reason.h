@@ -4,9 +4,11 @@
 // does not format 100,000 sentences nobody reads.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/placer.h"
 #include "policy/fair_share.h"
@@ -24,6 +26,24 @@ enum class PendingCode : uint8_t {
 // "QueueLimit", "NonPreemptibleQuota", "Unschedulable", "Evicted"
 std::string_view pending_code_name(PendingCode code);
 
+// What reclaim or preemption found for a gang with a required topology level when it made no
+// room (docs/topology.md#explanations): the domain a search without the action's limit (the
+// victim queues' fair share; the victims' lower priority) would have freed, by evicting which
+// workloads, and what each victim queue may lose under that limit. No domain: not even every
+// preemptible workload past its minimum runtime would free one.
+struct TopologyRoomFinding {
+  std::string level;   // "rack"
+  std::string domain;  // "r7"; empty: no domain could be freed
+  struct Victims {
+    QueueIndex queue = 0;
+    int workloads = 0;
+    double gpus = 0;       // what evicting them frees
+    double may_lose = -1;  // reclaim: GPUs the queue may lose above its fair share (-1: not asked)
+    int not_lower = 0;     // preemption: of `workloads`, those of the gang's priority or higher
+  };
+  std::vector<Victims> victims;  // per queue, most workloads first
+};
+
 struct PendingReason {
   PendingCode code = PendingCode::kUnschedulable;
   std::optional<QuotaBlock> quota;  // kQueueLimit, kNonPreemptibleQuota: the term in the way
@@ -34,6 +54,8 @@ struct PendingReason {
   bool consolidation_tried = false;
   bool reclaim_tried = false;
   bool preemption_tried = false;
+  std::shared_ptr<const TopologyRoomFinding> reclaim_room;     // set where reclaim found one
+  std::shared_ptr<const TopologyRoomFinding> preemption_room;  // set where preemption found one
   // kUnschedulable: the nodes it holds in reservation while they drain (0: none), and for how long.
   int reserved_nodes = 0;
   double reserved_seconds = 0;

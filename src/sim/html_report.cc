@@ -968,6 +968,112 @@ std::string arrival_report_html(const ArrivalReport& report) {
   return out;
 }
 
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The topology experiment (docs/topology.md)
+
+std::string topology_header(const TopologyReport& report) {
+  std::vector<std::string> nouns;
+  for (const std::string& level : report.levels) nouns.push_back(escape_xml(level_noun(level)));
+  std::string out = fmt::format("<h1>Topology: {}</h1>\n", escape_xml(report.scenario));
+  out += fmt::format(
+      "<p class=\"meta\"><b>{}</b> nodes, <b>{}</b> GPUs; topology levels <b>{}</b>, widest first; a gang's run "
+      "time is multiplied by <b>{}</b> (across the widest level ... within the narrowest). Each policy runs with "
+      "topology off (constraints ignored), under each domain rule, and without room made for required gangs "
+      "(<i>no-room</i>).</p>\n",
+      format_count(report.nodes), format_count(report.gpus), fmt::join(nouns, " &gt; "),
+      report.run_time_factors.empty() ? std::string("1")
+                                      : fmt::format("{}", fmt::join(report.run_time_factors, " / ")));
+  out += fmt::format("<p class=\"sources\">cluster: {}<br>workload: {}</p>\n", escape_xml(report.cluster_source),
+                     escape_xml(report.workload_source));
+  return out;
+}
+
+std::string topology_table_html(const TopologyReport& report, const std::vector<std::string>& policies) {
+  std::string out = "<div class=\"scroll\"><table>\n<thead><tr><th>policy</th><th>topology</th>";
+  for (const std::string& level : report.levels)
+    out += fmt::format("<th>in 1<br>{}</th>", escape_xml(level_noun(level)));
+  out +=
+      "<th>JCT<br>p50</th><th>JCT<br>p90</th><th>mean GPU<br>allocation</th><th>required<br>wait p50</th>"
+      "<th>required<br>wait p90</th><th>required<br>started</th><th>evictions</th></tr></thead>\n<tbody>\n";
+  for (const TopologyRun& run : report.runs) {
+    const CycleReplayResult& cycle = *run.result.cycle;
+    const TopologySummary& topology = cycle.topology;
+    const auto index = static_cast<size_t>(std::find(policies.begin(), policies.end(), run.policy) - policies.begin());
+    out += "<tr>" + policy_cell(run.policy, index) + cell(escape_xml(run.topology));
+    for (size_t level = 0; level < topology.within.size(); ++level)
+      out += cell(format_percent(within_share_pct(topology, level)));
+    out += cell(format_duration(cycle.jct_seconds.p50)) + cell(format_duration(cycle.jct_seconds.p90));
+    out += cell(format_percent(run.result.mean_gpu_allocated_pct));
+    out += cell(format_duration(topology.required_wait_seconds.p50)) +
+           cell(format_duration(topology.required_wait_seconds.p90));
+    out += cell(fmt::format("{} <span class=\"note\">of {}</span>", format_count(topology.required_started),
+                            format_count(topology.required_gangs)));
+    out += cell(format_count(cycle.churn.whole_workloads)) + "</tr>\n";
+  }
+  out +=
+      "</tbody></table></div>\n<p class=\"note\">in 1 LEVEL: of the gangs that started on more than one node, "
+      "those within one domain of the level. Required: gangs with a required level; their wait runs from arrival "
+      "to first start. Evictions: whole workloads evicted, moves included.</p>\n";
+  return out;
+}
+
+// One group of bars per run variant (off, each rule, no-room), one bar per policy.
+std::string topology_chart(const TopologyReport& report, const std::vector<std::string>& policies, std::string title,
+                           std::string y_label, double (*value_of)(const TopologyRun& run)) {
+  GroupedBarChart chart{std::move(title), std::move(y_label), {}, {}};
+  for (const TopologyRun& run : report.runs) {
+    if (std::find(chart.categories.begin(), chart.categories.end(), run.topology) == chart.categories.end())
+      chart.categories.push_back(run.topology);
+  }
+  for (size_t i = 0; i < policies.size(); ++i) {
+    BarSeries series{policies[i], policy_colour(i), std::vector<double>(chart.categories.size(), NAN)};
+    for (const TopologyRun& run : report.runs) {
+      if (run.policy != policies[i]) continue;
+      const auto category = std::find(chart.categories.begin(), chart.categories.end(), run.topology);
+      series.values[static_cast<size_t>(category - chart.categories.begin())] = value_of(run);
+    }
+    chart.series.push_back(std::move(series));
+  }
+  return render_grouped_bar_chart(chart);
+}
+
+}  // namespace
+
+std::string topology_report_html(const TopologyReport& report) {
+  std::vector<std::string> policies;
+  for (const TopologyRun& run : report.runs) {
+    if (std::find(policies.begin(), policies.end(), run.policy) == policies.end()) policies.push_back(run.policy);
+  }
+  std::string out = page_open(fmt::format("Tessera policy lab — topology — {}", report.scenario));
+  out += topology_header(report);
+  out += "<h2>Summary</h2>\n" + topology_table_html(report, policies);
+  if (!report.levels.empty()) {
+    const std::string narrowest = level_noun(report.levels.back());
+    out += "<h2>Gangs within one " + escape_xml(narrowest) + "</h2>\n";
+    out += figure(
+        topology_chart(report, policies, "Multi-node gangs within one " + narrowest, "% of multi-node gangs",
+                       [](const TopologyRun& run) {
+                         const TopologySummary& topology = run.result.cycle->topology;
+                         return topology.within.empty() ? NAN : within_share_pct(topology, topology.within.size() - 1);
+                       }),
+        "Of the gangs that started on more than one node, the share whose nodes all lie in one domain "
+        "of the narrowest level, per policy and topology setting.");
+  }
+  out += "<h2>Wait of gangs with a required level</h2>\n";
+  out += figure(
+      topology_chart(report, policies, "Required gangs: wait p50", "seconds",
+                     [](const TopologyRun& run) { return run.result.cycle->topology.required_wait_seconds.p50; }),
+      "Median time from arrival to first start of the gangs with a required level.");
+  out += "<h2>Job completion time</h2>\n";
+  out += figure(topology_chart(report, policies, "Job completion time p90", "seconds",
+                               [](const TopologyRun& run) { return run.result.cycle->jct_seconds.p90; }),
+                "90th percentile of the time from arrival to completion, over every job that completed.");
+  out += page_close();
+  return out;
+}
+
 std::string timeline_report_html(const TimelineReport& report) {
   std::string out = page_open(fmt::format("Tessera policy lab — timeline — {}", report.scenario));
   out += timeline_header(report);

@@ -10,11 +10,13 @@
 
 #include "core/result.h"
 #include "sim/sim_results.h"
+#include "sim/topology_experiment.h"
 
 namespace tessera {
 
 std::string arrival_report_html(const ArrivalReport& report);
 std::string timeline_report_html(const TimelineReport& report);
+std::string topology_report_html(const TopologyReport& report);
 
 // Writes `content` to a temporary file in the directory of `path`, then renames it over `path`, so
 // that a reader or a failure never sees a partial file. The error names the path and the reason

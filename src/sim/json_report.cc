@@ -310,4 +310,43 @@ json timeline_report_json(const TimelineReport& report) {
           {"policies", std::move(policies)}};
 }
 
+json topology_report_json(const TopologyReport& report) {
+  json runs = json::array();
+  for (const TopologyRun& run : report.runs) {
+    const CycleReplayResult& cycle = *run.result.cycle;
+    const TopologySummary& topology = cycle.topology;
+    json within = json::array();
+    for (size_t level = 0; level < topology.within.size(); ++level) {
+      within.push_back({{"level", topology.levels[level]},
+                        {"gangs", topology.within[level]},
+                        {"pct", percent(within_share_pct(topology, level))}});
+    }
+    runs.push_back({{"policy", run.policy},
+                    {"topology", run.topology},
+                    {"multi_node_gangs", topology.multi_node_gangs},
+                    {"within", std::move(within)},
+                    {"jct_p50_seconds", seconds(cycle.jct_seconds.p50)},
+                    {"jct_p90_seconds", seconds(cycle.jct_seconds.p90)},
+                    {"mean_gpu_allocated_pct", percent(run.result.mean_gpu_allocated_pct)},
+                    {"required_gangs", topology.required_gangs},
+                    {"required_started", topology.required_started},
+                    {"required_wait_p50_seconds", seconds(topology.required_wait_seconds.p50)},
+                    {"required_wait_p90_seconds", seconds(topology.required_wait_seconds.p90)},
+                    {"evictions", cycle.churn.whole_workloads},
+                    {"timeline", timeline_policy_json(run.result)}});
+  }
+  json levels = json::array();
+  for (const std::string& level : report.levels) levels.push_back(level);
+  json factors = json::array();
+  for (double factor : report.run_time_factors) factors.push_back(factor);
+  return {{"schema", kSimJsonSchema},
+          {"mode", "topology"},
+          {"scenario", report.scenario},
+          {"cluster", cluster_json(report.cluster_source, report.nodes, report.gpus)},
+          {"workload", {{"source", report.workload_source}}},
+          {"levels", std::move(levels)},
+          {"run_time_factors", std::move(factors)},
+          {"runs", std::move(runs)}};
+}
+
 }  // namespace tessera

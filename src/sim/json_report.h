@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sim_results.h"
+#include "sim/topology_experiment.h"
 
 namespace tessera {
 
@@ -14,5 +15,6 @@ inline constexpr const char* kSimJsonSchema = "tessera.sim/v1";
 
 nlohmann::json arrival_report_json(const ArrivalReport& report);
 nlohmann::json timeline_report_json(const TimelineReport& report);
+nlohmann::json topology_report_json(const TopologyReport& report);
 
 }  // namespace tessera

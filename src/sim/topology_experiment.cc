@@ -39,6 +39,8 @@ Result<TopologyReport> run_topology_experiment(const Scenario& scenario, std::sp
   });
   TopologyReport report;
   report.scenario = scenario.name;
+  report.cluster_source = scenario.cluster_source;
+  report.workload_source = scenario.workload_source;
   report.nodes = static_cast<int>(scenario.cluster->nodes.size());
   report.gpus = scenario.cluster->gpu_capacity_milli() / kMilliPerGpu;
   report.run_time_factors = scenario.topology_cost.factors;
@@ -51,16 +53,24 @@ Result<TopologyReport> run_topology_experiment(const Scenario& scenario, std::sp
   return report;
 }
 
+double within_share_pct(const TopologySummary& topology, size_t level) {
+  return topology.multi_node_gangs > 0
+             ? 100.0 * static_cast<double>(topology.within[level]) / static_cast<double>(topology.multi_node_gangs)
+             : 0.0;
+}
+
+std::string level_noun(const std::string& label) {
+  const size_t slash = label.rfind('/');
+  return label.substr(slash == std::string::npos ? 0 : slash + 1);
+}
+
 std::string topology_table(const TopologyReport& report) {
   std::string text = fmt::format(
       "{} — {} nodes, {} GPUs; topology levels {}; run-time factors {}\n\n", report.scenario, report.nodes, report.gpus,
       fmt::join(report.levels, " > "),
       report.run_time_factors.empty() ? "none" : fmt::format("{}", fmt::join(report.run_time_factors, " / ")));
   std::string header = fmt::format("{:<13} {:<13}", "policy", "topology");
-  for (const std::string& level : report.levels) {
-    const size_t slash = level.rfind('/');
-    header += fmt::format(" {:>9}", "in 1 " + level.substr(slash == std::string::npos ? 0 : slash + 1));
-  }
+  for (const std::string& level : report.levels) header += fmt::format(" {:>9}", "in 1 " + level_noun(level));
   header += fmt::format(" {:>9} {:>9} {:>9} {:>13} {:>13} {:>8} {:>9}\n", "JCT p50", "JCT p90", "GPU alloc",
                         "req wait p50", "req wait p90", "req run", "evictions");
   text += header;
@@ -68,12 +78,8 @@ std::string topology_table(const TopologyReport& report) {
     const CycleReplayResult& cycle = *run.result.cycle;
     const TopologySummary& topology = cycle.topology;
     std::string row = fmt::format("{:<13} {:<13}", run.policy, run.topology);
-    for (int64_t within : topology.within) {
-      const double share = topology.multi_node_gangs > 0
-                               ? 100.0 * static_cast<double>(within) / static_cast<double>(topology.multi_node_gangs)
-                               : 0.0;
-      row += fmt::format(" {:>8.1f}%", share);
-    }
+    for (size_t level = 0; level < topology.within.size(); ++level)
+      row += fmt::format(" {:>8.1f}%", within_share_pct(topology, level));
     row += fmt::format(" {:>8.0f}s {:>8.0f}s {:>8.1f}% {:>12.0f}s {:>12.0f}s {:>4}/{:<3} {:>9}\n",
                        cycle.jct_seconds.p50, cycle.jct_seconds.p90, run.result.mean_gpu_allocated_pct,
                        topology.required_wait_seconds.p50, topology.required_wait_seconds.p90,

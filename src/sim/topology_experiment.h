@@ -27,6 +27,8 @@ struct TopologyRun {
 
 struct TopologyReport {
   std::string scenario;
+  std::string cluster_source;
+  std::string workload_source;
   int nodes = 0;
   int64_t gpus = 0;
   std::vector<std::string> levels;  // of the topology measured
@@ -37,6 +39,12 @@ struct TopologyReport {
 // Fails on a scenario without queues (the cycle replays it) or without a topology.
 Result<TopologyReport> run_topology_experiment(const Scenario& scenario, std::span<const std::string> policies,
                                                const TimelineOptions& options);
+
+// Of the multi-node gangs started, the share (%) within one domain of the level (0 without any).
+double within_share_pct(const TopologySummary& topology, size_t level);
+
+// A level as people say it: the label key's last segment ("tessera.dev/rack" -> "rack").
+std::string level_noun(const std::string& label);
 
 // The report as a table, one row per run.
 std::string topology_table(const TopologyReport& report);

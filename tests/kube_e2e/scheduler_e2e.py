@@ -13,7 +13,7 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (SKIP, Cluster, condition, edited_kubeconfig, gpu_nodes, k8s, real_control_plane_missing,  # noqa: E402
                      wait_for)
-from cli_e2e import cli  # noqa: E402
+from cli_e2e import cli, tessera  # noqa: E402
 from idle_gpus_e2e import idle_gpus, prometheus_missing  # noqa: E402
 from webhook_e2e import gpu_memory_webhook  # noqa: E402
 import workload_controllers  # noqa: E402
@@ -1318,12 +1318,34 @@ def topology(cluster):
     assert len(racks) == 1, {name: pod.spec.node_name for name, pod in bound.items()}
     single_rack = cluster.bound("ml")["single"].spec.node_name.split("-")[0]
     assert racks != {single_rack}, (racks, single_rack)
-    status = wait_for("the wide gang's status",
-                      lambda: cluster.get_pod_group("ml", "wide").get("status", {}).get("conditions"))
-    condition = status[0]
-    assert condition["reason"] == "Unschedulable", condition
+    # Until all its pods exist the wide gang is GangIncomplete; then Unschedulable.
+    condition = wait_for("the wide gang's status", lambda: next(
+        (c for c in cluster.get_pod_group("ml", "wide").get("status", {}).get("conditions") or []
+         if c["reason"] == "Unschedulable"), None))
     assert condition["message"].startswith("needs 24 GPUs within one rack; the most free in a rack is 8"), condition
     assert not any(name.startswith("wide") for name in cluster.bound("ml"))
+    # Another pair: only evicting the single pod (of its own priority) would free a rack, and the
+    # reason says so, in the PodGroup's status, its pods' events, `tessera explain` and `describe`.
+    cluster.custom.create_namespaced_custom_object(
+        "scheduling.tessera.dev", "v1alpha1", "ml", "podgroups",
+        {"apiVersion": "scheduling.tessera.dev/v1alpha1", "kind": "PodGroup",
+         "metadata": {"name": "second", "namespace": "ml"},
+         "spec": {"minMember": 2, "queue": "team-a", "topologyConstraint": within_rack}})
+    for i in range(2):
+        cluster.pod("ml", f"second-{i}", gpus=8, group="second")
+    clause = (f"; preemption could free rack r{single_rack[len('rack'):]} by evicting 1 workload of queue 'team-a', "
+              "but it is not of lower priority")
+    message = wait_for("the second pair's reason", lambda: next(
+        (c["message"] for c in cluster.get_pod_group("ml", "second").get("status", {}).get("conditions") or []
+         if clause in c["message"]), None))
+    assert message.startswith("needs 16 GPUs within one rack; the most free in a rack is 8"), message
+    wait_for("the second pair's event", lambda: any(
+        clause in (event.message or "") for event in cluster.events("ml")
+        if event.involved_object.name.startswith("second")))
+    for command in ("explain", "describe"):
+        why = tessera(cluster, command, "second").stdout
+        assert clause in why, why
+    assert "second-0" not in cluster.bound("ml") and "single" in cluster.bound("ml")
 
 
 DASHBOARD_RBAC = os.path.join(os.path.dirname(RBAC), "dashboard-rbac.yaml")
