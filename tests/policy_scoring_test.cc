@@ -1,6 +1,9 @@
 // Each policy's rule on small cases worked out by hand.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "engine/placer.h"
 #include "policy/best_fit_policy.h"
 #include "policy/dot_product_policy.h"
@@ -196,6 +199,36 @@ TEST(Placer, BreaksTiesAtRandomWhenAskedExceptForFirstFit) {
   EXPECT_GT(on_node_0, 60);
   EXPECT_LT(on_node_0, 140);
   EXPECT_EQ(Placer(indifferent).find(state, next)->node, 0);  // without it: the lowest index
+}
+
+// Ties in a random order of the nodes, as the FGD paper's simulator breaks them: one seed sends
+// every tie to the same node, the one first in its order (so equal choices pile up as with the
+// lowest index), other seeds to other nodes; first-fit keeps the lowest index.
+TEST(Placer, BreaksTiesInARandomNodeOrderKeptForItsLifetime) {
+  auto cluster = uniform_cluster(8, 8);
+  IndifferentPolicy indifferent;
+  FirstFitPolicy first_fit;
+  std::set<NodeIndex> firsts;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    ClusterState state(cluster);
+    Placer placer(indifferent);
+    placer.break_ties_in_random_order(seed, state.node_count());
+    NodeIndex first = -1;
+    for (int i = 0; i < 4; ++i) {
+      const PodId next = state.add_pod(pod("p" + std::to_string(i), 1000, GpuRequest::whole(1)));
+      const auto binding = placer.find(state, state.pod(next));
+      ASSERT_TRUE(binding);
+      if (i == 0) first = binding->node;
+      // The node is in a state of its own after the first pod; the next ties go to it again.
+      EXPECT_EQ(binding->node, first) << "seed " << seed << ", pod " << i;
+      state.bind(next, *binding);
+    }
+    firsts.insert(first);
+    Placer ordered(first_fit);
+    ordered.break_ties_in_random_order(seed, state.node_count());
+    EXPECT_EQ(ordered.find(state, pod("q", 1000, GpuRequest::whole(1)))->node, 0);
+  }
+  EXPECT_GT(firsts.size(), 4u);  // 40 seeds over 8 nodes: most nodes come first for some seed
 }
 
 TEST(PolicyRegistry, KnowsEveryNameAndRejectsOthers) {

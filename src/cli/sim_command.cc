@@ -55,7 +55,7 @@ struct SimOptions {
 void print_arrival_table(const ArrivalReport& report) {
   fmt::print("{} — {} nodes, {} GPUs; {} pods sampled until {:.0f}% of GPU capacity arrived; seeds {}; ties {}\n",
              report.scenario, report.nodes, report.gpus, report.workload_pods, report.target_pct,
-             fmt::join(report.seeds, ","), report.random_ties ? "at random" : "to the lowest index");
+             fmt::join(report.seeds, ","), tie_break_description(report.tie_break));
   fmt::print("  cluster:  {}\n  workload: {}\n\n", report.cluster_source, report.workload_source);
   fmt::print("{:<13} {:>17} {:>15} {:>10} {:>12} {:>10} {:>9}\n", "policy", "GPU alloc @100%", "min-max", "frag @100%",
              "failed pods", "time/run", "fgd gap");
@@ -302,7 +302,7 @@ int run_sim(SimOptions options) {
     for (int i = 0; i < options.seeds; ++i) arrival.seeds.push_back(options.first_seed + static_cast<uint64_t>(i));
     arrival.threads = options.threads;
     arrival.check_invariants = options.check_invariants;
-    arrival.random_ties = options.tie_break == "random";
+    arrival.tie_break = *parse_tie_break(options.tie_break);
     arrival.offline_bound = !options.no_offline;
     auto report = run_arrival_experiment(*scenario, policies, arrival);
     if (!report) {
@@ -396,9 +396,11 @@ void add_sim_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
   sim->add_option("--tie-break", options->tie_break,
-                  "Arrival mode: how a policy chooses between equally good nodes: random (seeded, as the FGD "
-                  "paper's simulator does) or lowest-index; first-fit always takes the lowest index")
-      ->check(CLI::IsMember({"random", "lowest-index"}))
+                  "Arrival mode: how a policy chooses between equally good nodes: lowest-index, random (the "
+                  "first in a random order of the nodes drawn once per seed, as the FGD paper's simulator does) "
+                  "or random-each (at random afresh each time, as the stock Kubernetes scheduler does); first-fit "
+                  "always takes the lowest index")
+      ->check(CLI::IsMember({"lowest-index", "random", "random-each"}))
       ->capture_default_str();
   sim->add_flag("--no-offline", options->no_offline,
                 "Arrival mode: skip the offline packing of the arrived pods (the ceiling the policies are measured "

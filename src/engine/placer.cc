@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "policy/device_choice.h"
 
@@ -92,6 +93,19 @@ Binding make_binding(const NodeView& node, const PodSpec& pod, const PlacementCh
   return binding;
 }
 
+void Placer::break_ties_in_random_order(uint64_t seed, int node_count) {
+  order_.resize(static_cast<size_t>(node_count));
+  std::iota(order_.begin(), order_.end(), 0);
+  std::shuffle(order_.begin(), order_.end(), std::mt19937_64(seed));
+}
+
+NodeIndex Placer::contender(const NodeGroups::Group& group) const {
+  if (order_.empty() || policy_.ranks_by_node_order()) return group.representative;
+  return *std::min_element(group.members.begin(), group.members.end(), [&](NodeIndex a, NodeIndex b) {
+    return order_[static_cast<size_t>(a)] < order_[static_cast<size_t>(b)];
+  });
+}
+
 bool Placer::takes_the_lead(double score, NodeIndex node, int weight, std::optional<double> best_score,
                             NodeIndex best_node) {
   if (!best_score || score > *best_score) {
@@ -99,7 +113,9 @@ bool Placer::takes_the_lead(double score, NodeIndex node, int weight, std::optio
     return true;
   }
   if (score < *best_score) return false;
-  if (!random_ || policy_.ranks_by_node_order()) return node < best_node;
+  if (policy_.ranks_by_node_order()) return node < best_node;
+  if (!order_.empty()) return order_[static_cast<size_t>(node)] < order_[static_cast<size_t>(best_node)];
+  if (!random_) return node < best_node;
   tied_weight_ += weight;
   return std::uniform_int_distribution<int64_t>(1, tied_weight_)(*random_) <= weight;
 }
@@ -188,10 +204,11 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       if (why) why->count(found.predicate, group.size, cluster.node_spec(representative), pod);
       return;
     }
-    if (takes_the_lead(found.score, representative, group.size, best ? std::optional(best->score) : std::nullopt,
-                       best_node)) {
+    if (best && found.score < best->score) return;
+    const NodeIndex node = contender(group);
+    if (takes_the_lead(found.score, node, group.size, best ? std::optional(best->score) : std::nullopt, best_node)) {
       best = &found;
-      best_node = representative;
+      best_node = node;
     }
   });
   if (!best) return std::nullopt;

@@ -63,9 +63,14 @@ class Placer {
  public:
   explicit Placer(PlacementPolicy& policy) : policy_(policy) {}
 
-  // Breaks ties among the best nodes uniformly at random (seeded) instead of by the lowest
-  // index, as the FGD paper's simulator does; policies whose rule is the order of the nodes
-  // (first-fit) keep it. Experiments use it to run baselines as they were published.
+  // Breaks ties among the best nodes by a random order of the nodes, drawn once (seeded) and kept
+  // for the Placer's lifetime: the FGD paper's simulator renames every node with a random prefix
+  // and its scheduler takes the first name among equal scores, so equal choices pile onto the
+  // same nodes as with the lowest index, in another order. Policies whose rule is the order of
+  // the nodes (first-fit) keep it. Experiments use it to run baselines as they were published.
+  void break_ties_in_random_order(uint64_t seed, int node_count);
+  // Breaks each tie afresh, uniformly at random (seeded), as the stock Kubernetes scheduler does;
+  // first-fit keeps its order here too.
   void break_ties_at_random(uint64_t seed) { random_.emplace(seed); }
 
   // The best feasible binding for the pod in the cluster as it is, or nullopt. Reserved nodes
@@ -108,11 +113,15 @@ class Placer {
   bool place_each(Statement& statement, std::span<const PodId> pods, FailureSummary* why, Find&& find);
 
   // Whether a node of `weight` nodes that scores `score` replaces the best so far (nullopt: none
-  // yet); ties go to the lowest index, or at random in proportion to the nodes tied.
+  // yet); ties go to the lowest index, the first in the random order, or at random in proportion
+  // to the nodes tied.
   bool takes_the_lead(double score, NodeIndex node, int weight, std::optional<double> best_score, NodeIndex best_node);
+  // The group member a tie is settled with: the first in the random order where there is one.
+  NodeIndex contender(const NodeGroups::Group& group) const;
 
   PlacementPolicy& policy_;
   std::optional<std::mt19937_64> random_;
+  std::vector<int32_t> order_;  // each node's place in the random order; empty: none
   int64_t tied_weight_ = 0;  // nodes tied for the best so far, with random ties
   const ClusterState* cluster_ = nullptr;
   PodShapes shapes_;

@@ -467,11 +467,17 @@ class RoomSearch {
     const bool by_gpu_nodes = scope.of_queues != nullptr && quest.need > 0 && quest.live_bounds;
     merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
     const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
+    // A pod that asks for no GPU, of a workload whose queue rules compare CPU and memory: elsewhere
+    // than on the nodes of queues that may give, only units holding neither may be taken, and
+    // evicting those frees nothing it needs (it fits nowhere as things stand).
+    const bool only_queue_nodes =
+        quest.live_bounds && quest.need == 0 && quest.key_mask == VictimIndex::kHoldsCpuOrMemory;
     // Victims of a moved unit's pod may be anywhere; those of the pending gang only in its domain,
     // whose nodes alone are visited.
     const bool in_domain_only = !domain_.empty() && for_workload == request_.pending;
     auto visit = [&](NodeIndex node) {  // true: the search is over
-      if (skip_unless && !has_bit(skip_unless, node) && cluster.gpu_free_milli(node) < quest.need) return false;
+      if (skip_unless && !has_bit(skip_unless, node) && (only_queue_nodes || cluster.gpu_free_milli(node) < quest.need))
+        return false;
       if (!may_serve(cluster, node, quest, best)) return false;
       if (!choose_victims(cluster, node, quest, best, choice)) return false;
       if (moves) move_together(choice);
@@ -490,13 +496,13 @@ class RoomSearch {
       for (NodeIndex node : node_list_) {
         if (visit(node)) break;
       }
-    } else if (skip_unless && quest.need > 0) {
-      // Only nodes of skip_unless or with GPUs free can pass visit's first check: the others are
-      // passed over a word of nodes at a time.
-      const uint64_t* free_gpus = cluster.nodes_with_free_gpus();
+    } else if (skip_unless && (quest.need > 0 || only_queue_nodes)) {
+      // Only nodes of skip_unless or (for a GPU pod) with GPUs free can pass visit's first check:
+      // the others are passed over a word of nodes at a time.
+      const uint64_t* free_gpus = quest.need > 0 ? cluster.nodes_with_free_gpus() : nullptr;
       auto visit_marked = [&](size_t from, size_t to) {
         for (size_t word = from / 64; word * 64 < to; ++word) {
-          uint64_t bits = skip_unless[word] | free_gpus[word];
+          uint64_t bits = skip_unless[word] | (free_gpus ? free_gpus[word] : 0);
           if (word * 64 < from) bits &= ~uint64_t{0} << (from % 64);
           if (to < word * 64 + 64) bits &= (uint64_t{1} << (to % 64)) - 1;
           for (; bits != 0; bits &= bits - 1) {

@@ -136,7 +136,11 @@ Result<ArrivalRun> run_arrival_seed(const Scenario& scenario, std::string_view p
   ClusterState cluster(scenario.cluster);
   Placer placer(**policy);
   // Its own stream, so the arrivals are the same whichever way ties are broken.
-  if (options.random_ties) placer.break_ties_at_random(seed ^ 0x9e3779b97f4a7c15ULL);
+  if (options.tie_break == TieBreak::kRandomOrder) {
+    placer.break_ties_in_random_order(seed ^ 0x9e3779b97f4a7c15ULL, cluster.node_count());
+  } else if (options.tie_break == TieBreak::kRandomEach) {
+    placer.break_ties_at_random(seed ^ 0x9e3779b97f4a7c15ULL);
+  }
   const WorkloadMix typical = mix.typical();
   FragmentationTracker fragmentation(cluster, typical);
   const double capacity = static_cast<double>(cluster.totals().gpu_capacity_milli);
@@ -238,7 +242,7 @@ Result<ArrivalReport> run_arrival_experiment(const Scenario& scenario, std::span
   report.workload_pods = pod_count(scenario);
   report.target_pct = options.target_pct;
   report.seeds = options.seeds;
-  report.random_ties = options.random_ties;
+  report.tie_break = options.tie_break;
   report.offline_alloc_pct = offline;
   for (size_t p = 0; p < policies.size(); ++p) {
     std::vector<ArrivalRun> policy_runs;

@@ -20,10 +20,11 @@ struct ArrivalOptions {
   std::vector<uint64_t> seeds = {1, 2, 3, 4, 5};
   int threads = 0;                // 0: one per core
   bool check_invariants = false;  // verify the safety invariants after every placement (slow)
-  // Ties between equally good nodes: at random (seeded; the FGD paper's simulator does this, and
-  // its published figures need it) or to the lowest index. Policies that rank by node order
-  // (first-fit) keep their order either way.
-  bool random_ties = false;
+  // Ties between equally good nodes: to the lowest index, to the first in a random order of the
+  // nodes drawn once per seed (the FGD paper's simulator does this, and its published figures
+  // need it), or at random afresh each time (the stock Kubernetes scheduler). Policies that rank
+  // by node order (first-fit) keep their order whichever.
+  TieBreak tie_break = TieBreak::kLowestIndex;
   bool offline_bound = true;  // also pack each seed's arrived pods offline (offline_packing.h)
 };
 

@@ -286,7 +286,7 @@ json arrival_report_json(const ArrivalReport& report) {
           {"workload", {{"source", report.workload_source}, {"pods", report.workload_pods}}},
           {"target_pct", percent(report.target_pct)},
           {"seeds", report.seeds},
-          {"tie_break", report.random_ties ? "random" : "lowest-index"},
+          {"tie_break", std::string(tie_break_name(report.tie_break))},
           {"offline", std::move(offline)},
           {"policies", std::move(policies)}};
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/tie_break.h"
+
 namespace tessera {
 
 // Pod types as reports group them (pod_type_label.h): "CPU only", "GPU share", "1 GPU",
@@ -59,7 +61,7 @@ struct ArrivalReport {
   int64_t workload_pods = 0;  // pods in the population sampled from
   double target_pct = 0;      // arrivals stop once arrived GPU requests reach this
   std::vector<uint64_t> seeds;
-  bool random_ties = false;  // ties between nodes broken at random rather than by lowest index
+  TieBreak tie_break = TieBreak::kLowestIndex;  // how ties between nodes were broken
   std::vector<ArrivalPolicyResult> policies;
   // Per seed: the offline first-fit-decreasing packing of the pods that arrived up to 100%
   // (sim/offline_packing.h), % of capacity; empty when not computed.
