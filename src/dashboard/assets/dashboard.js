@@ -79,7 +79,8 @@ async function fetchJson(path) {
   if (!response.ok) {
     const message = (await response.text()).trim();
     // 401: no token or one the API server does not know; 403 with a token: its user may not look.
-    if (response.status === 401 || (response.status === 403 && token)) throw new SignInNeeded(message);
+    // The first ask, before any token was given, needs no error text: the form says what to do.
+    if (response.status === 401 || (response.status === 403 && token)) throw new SignInNeeded(token ? message : '');
     throw new Error(`${response.status}: ${message}`);
   }
   return response.json();
