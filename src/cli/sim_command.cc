@@ -51,7 +51,9 @@ struct SimOptions {
   std::string work_limits = "on";  // on, off, or both (one replay each, compared)
   bool start_estimates = false;
   // No wall-clock budget by default: a replay's estimates must not depend on the machine's speed.
-  EstimateOptions estimates{.max_wall_seconds = std::numeric_limits<double>::infinity()};
+  // 10 forward cycles per estimate keep the organisation scenario's whole day to about 2.6 CPU
+  // minutes (30 take 6.6; docs/results.md, "Start-time estimates").
+  EstimateOptions estimates{.max_steps = 10, .max_wall_seconds = std::numeric_limits<double>::infinity()};
 };
 
 void print_arrival_table(const ArrivalReport& report) {
