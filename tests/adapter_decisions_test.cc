@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "adapter/api_actions.h"
@@ -780,6 +781,85 @@ TEST(AdapterDecisions, PodGroupStatusCarriesTheStartEstimate) {
   EXPECT_FALSE(unestimated["startEstimate"].contains("time"));
   EXPECT_EQ(unestimated["startEstimate"]["message"],
             "no estimate: it waits for work with no time limit or expected runtime to end");
+}
+
+// A PodGroup of one pod of 16 GPUs, too big for any node of the tests below: it waits.
+void add_waiting_group(World& world, const std::string& name, const std::string& queue_name, const std::string& created,
+                       std::optional<int> priority = std::nullopt) {
+  json group = pod_group("ml", name, 1, queue_name);
+  group["metadata"]["creationTimestamp"] = created;
+  if (priority) group["spec"]["priority"] = *priority;
+  world.add_pod_group(std::move(group));
+  world.add_pod(pod("ml", name + "-0", {.gpus = 16, .pod_group = name, .queue = ""}));
+}
+
+// Each waiting workload's place in its own queue, in the order the cycle considers them there:
+// the higher priority first, then the older; another queue's count apart.
+TEST(AdapterDecisions, PodGroupStatusCarriesItsPlaceInItsQueue) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_queue(queue("team-a", "", 4)).add_queue(queue("team-b", "", 4));
+  add_waiting_group(world, "new", "team-a", "2027-01-15T07:10:00Z");
+  add_waiting_group(world, "old", "team-a", "2027-01-15T07:00:00Z");
+  add_waiting_group(world, "urgent", "team-a", "2027-01-15T07:20:00Z", 10);
+  add_waiting_group(world, "other", "team-b", "2027-01-15T07:30:00Z");
+  const Decisions decisions = world.cycle();
+  PodGroupProgress progress;
+  for (const std::string name : {"new", "old", "urgent", "other"}) {
+    progress.waiting["ml/" + name] = waiting_of(decisions, "ml/" + name);
+    ASSERT_NE(progress.waiting["ml/" + name], nullptr) << name;
+  }
+  const auto place = [&](const std::string& name) {
+    return pod_group_status(*world.observed().pod_groups.at("ml/" + name), world.snapshot(), progress,
+                            kNow)["queuePosition"];
+  };
+  EXPECT_EQ(place("urgent"), json({{"queue", "team-a"}, {"position", 1}, {"pending", 3}}));
+  EXPECT_EQ(place("old"), json({{"queue", "team-a"}, {"position", 2}, {"pending", 3}}));
+  EXPECT_EQ(place("new"), json({{"queue", "team-a"}, {"position", 3}, {"pending", 3}}));
+  EXPECT_EQ(place("other"), json({{"queue", "team-b"}, {"position", 1}, {"pending", 1}}));
+}
+
+// What consolidate, reclaim and preempt found for a workload they could not make room for, one
+// entry each in the order they tried, apart from the sentence; none once it runs.
+TEST(AdapterDecisions, PodGroupStatusCarriesWhatTheActionsFoundWhenTheyTriedToMakeRoom) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_node(gpu_node("node-1", 8));
+  world.add_queue(queue("team-a", "", 8)).add_queue(queue("team-b", "", 8));
+  // Each queue holds its deserved 8 GPUs, an hour ago: team-b's new job may take nothing back.
+  for (int i = 0; i < 16; ++i) {
+    world.add_pod(pod(i < 8 ? "a" : "b", fmt::format("w-{}", i),
+                      {.gpus = 1,
+                       .queue = i < 8 ? "team-a" : "team-b",
+                       .node = i < 8 ? "node-0" : "node-1",
+                       .gpu_index = std::to_string(i % 8),
+                       .phase = "Running"}));
+  }
+  world.add_pod_group(pod_group("b", "job", 1, "team-b"));
+  world.add_pod(pod("b", "job-0", {.gpus = 4, .pod_group = "job", .queue = ""}));
+  const Decisions decisions = world.cycle();
+  PodGroupProgress progress;
+  progress.waiting["b/job"] = waiting_of(decisions, "b/job");
+  ASSERT_NE(progress.waiting["b/job"], nullptr);
+  json object = *world.observed().pod_groups.at("b/job");
+  const json status = pod_group_status(object, world.snapshot(), progress, kNow);
+  EXPECT_EQ(status["roomAttempts"], json::parse(R"([
+              {"action": "consolidate", "outcome": "moving running work would not make room"},
+              {"action": "reclaim", "outcome": "no reclaim: queue 'team-b' holds 8 gpu, at or above its fair share of 8 gpu"},
+              {"action": "preempt", "outcome": "no lower-priority preemptible work in its queue frees enough room"}])"))
+      << status.dump(2);
+  // Each finding is also in the sentence.
+  const std::string message = status["conditions"][0]["message"];
+  for (const json& attempt : status["roomAttempts"]) {
+    if (attempt["action"] == "consolidate") continue;  // said only where reclaim was not tried
+    EXPECT_NE(message.find(attempt["outcome"].get<std::string>()), std::string::npos) << message;
+  }
+  // Once it runs, neither its place nor the attempts are kept (null clears them in the patch).
+  object["status"] = status;
+  progress.bound.insert("b/job-0");
+  const json running = pod_group_status(object, world.snapshot(), progress, kNow);
+  EXPECT_EQ(running["phase"], "Running");
+  EXPECT_TRUE(running["roomAttempts"].is_null());
+  EXPECT_TRUE(running["queuePosition"].is_null());
+  EXPECT_TRUE(status_differs(object, running));
 }
 
 TEST(AdapterDecisions, QueueStatusReportsAllocationAndFairShare) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/user/cluster_objects.h"
+#include "cli/user/node_fragmentation.h"
 #include "cli/user/node_view.h"
 #include "cli/user/queue_view.h"
 #include "cli/user/workload_story.h"
@@ -222,10 +223,56 @@ TEST(CliNodes, TopNodesMapsEachDeviceWithFractionsAndTheQueuesHoldingThem) {
   EXPECT_EQ(device_map(gpus[0].device_milli), "[##7.]");
   EXPECT_EQ(gpus[0].free_devices(), 1);
   EXPECT_EQ(render_table(node_table(gpus), false, ""),
-            "NODE     MODEL   GPUS     MAP      FREE   QUEUES\n"
-            "node-0   A100    2.75/4   [##7.]   1      team-a(2),team-b(0.75)\n"
-            "node-1   H100    1/2      [#.]     1      -(1)\n");
+            "NODE     MODEL   GPUS     MAP      FREE   FRAG   QUEUES\n"
+            "node-0   A100    2.75/4   [##7.]   1      0.0    team-a(2),team-b(0.75)\n"
+            "node-1   H100    1/2      [#.]     1      0.0    -(1)\n");
   EXPECT_EQ(node_json(gpus)["items"][0]["deviceMilli"], json({1000, 1000, 750, 0}));
+}
+
+// Fragmentation is FGD's, against the cluster's GPU pod types: a quarter GPU in use on node-0
+// leaves 0.75 of a device that a 2-GPU gang cannot use, and with one device idle beside it the
+// gang fits nowhere there: all 1.75 free GPUs are fragmented for it, none for the quarter-GPU
+// type; weighted half each, 0.875. node-1 is idle: every type fits whole. A finished pod is no type.
+TEST(CliNodes, TopNodesShowsEachNodesFragmentationAgainstThePodTypesAndTheClustersTotal) {
+  const json nodes = list({node("node-0", 2, "A100"), node("node-1", 2, "A100")});
+  const json pods = list({
+      pod("ml", "quarter",
+          {.fraction = "0.25",
+           .node = "node-0",
+           .gpu_index = "0",
+           .portion = "250",
+           .phase = "Running",
+           .queue = "team-b"}),
+      pod("ml", "gang-0", {.gpus = "2", .queue = "team-a"}),
+      pod("ml", "done", {.gpus = "1", .node = "node-1", .gpu_index = "0", .phase = "Succeeded", .queue = "team-a"}),
+  });
+  const WorkloadMix mix = gpu_pod_mix(nodes, pods);
+  ASSERT_EQ(mix.types().size(), 2u);
+  std::vector<NodeGpus> gpus = node_gpus(nodes, pods, {});
+  add_fragmentation(gpus, nodes, pods, mix);
+  EXPECT_DOUBLE_EQ(gpus[0].fragmented_milli, 875);
+  EXPECT_DOUBLE_EQ(gpus[1].fragmented_milli, 0);
+  EXPECT_EQ(render_table(node_table(gpus), false, ""),
+            "NODE     MODEL   GPUS     MAP    FREE   FRAG   QUEUES\n"
+            "node-0   A100    0.25/2   [2.]   1      0.9    -(0.25)\n"
+            "node-1   A100    0/2      [..]   2      0.0    -\n");
+  EXPECT_EQ(cluster_line(cluster_gpus(gpus)),
+            "Cluster: 0.25 of 4 GPUs in use; 3.75 free, of which 0.9 fragmented (23.3%; 21.9% of capacity)\n");
+  const json data = node_json(gpus);
+  EXPECT_DOUBLE_EQ(data["items"][0]["fragmentedGpus"].get<double>(), 0.875);
+  EXPECT_DOUBLE_EQ(data["cluster"]["fragmentedGpus"].get<double>(), 0.875);
+  EXPECT_DOUBLE_EQ(data["cluster"]["freeGpus"].get<double>(), 3.75);
+
+  // Once the gang is gone, the quarter-GPU type alone finds room on every device: nothing fragmented.
+  const json without_gang = list({pods["items"][0], pods["items"][2]});
+  std::vector<NodeGpus> after = node_gpus(nodes, without_gang, {});
+  add_fragmentation(after, nodes, without_gang, gpu_pod_mix(nodes, without_gang));
+  EXPECT_DOUBLE_EQ(after[0].fragmented_milli, 0);
+  // With no GPU pod at all, the measure is a pod of one whole GPU: the partly used device's free part.
+  const json none = list({});
+  std::vector<NodeGpus> idle = node_gpus(nodes, pods, {});
+  add_fragmentation(idle, nodes, pods, gpu_pod_mix(nodes, none));
+  EXPECT_DOUBLE_EQ(idle[0].fragmented_milli, 750);
 }
 
 TEST(CliNodes, APodsQueueComesFromItsLabelItsPodGroupOrItsNamespace) {
@@ -323,6 +370,34 @@ TEST(CliWorkloads, APendingWorkloadShowsWhenItIsExpectedToStartAndWhy) {
   const std::string expected = "Estimate:    ~35 min (at " + wire::format_time(kNow + 35 * 60) +
                                "): when 16 GPUs of queue ml-research's borrowed work end\n";
   EXPECT_NE(text.find(expected), std::string::npos) << text;
+}
+
+// Describe tells where the workload stands in its queue and what the actions found when they
+// tried to make room, from the status the scheduler wrote.
+TEST(CliDescribe, APendingWorkloadShowsItsPlaceInItsQueueAndWhatWasTriedToMakeRoom) {
+  TwoWorkloads cluster;
+  json& notebooks = cluster.pod_groups["items"][1];
+  notebooks["status"]["queuePosition"] = {{"queue", "team-b"}, {"position", 2}, {"pending", 5}};
+  notebooks["status"]["roomAttempts"] = json::parse(R"([
+      {"action": "reclaim", "outcome": "no reclaim: queue 'team-b' holds 4 gpu, at or above its fair share of 4 gpu"},
+      {"action": "preempt", "outcome": "no lower-priority preemptible work in its queue frees enough room"}])");
+  const std::string text = describe_text(
+      workload_story(notebooks, cluster.pods, pod_groups_of_pods(cluster.pods, cluster.owners), list({}), list({})),
+      kNow);
+  EXPECT_NE(text.find("Position:    2 of 5 pending in queue team-b (1 is considered first)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Room:        reclaim tried: no reclaim: queue 'team-b' holds 4 gpu, at or above its fair share "
+                      "of 4 gpu\n             preempt tried: no lower-priority preemptible work in its queue "
+                      "frees enough room\n"),
+            std::string::npos)
+      << text;
+  // A running workload has neither.
+  const std::string running =
+      describe_text(workload_story(cluster.pod_groups["items"][0], cluster.pods,
+                                   pod_groups_of_pods(cluster.pods, cluster.owners), list({}), list({})),
+                    kNow);
+  EXPECT_EQ(running.find("Position:"), std::string::npos) << running;
+  EXPECT_EQ(running.find("Room:"), std::string::npos) << running;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -362,6 +363,37 @@ TEST(CycleReplay, TimelineExperimentDispatchesOnQueues) {
   ASSERT_TRUE(without.ok()) << without.error().message;
   EXPECT_EQ(without->replay, "events");
   EXPECT_FALSE(without->policies[0].cycle.has_value());
+}
+
+// The estimates' accuracy is in the JSON, and without a wall-clock budget (the step cap alone)
+// a replay gives the same figures run after run; without --estimates the field is null.
+TEST(CycleReplay, JsonCarriesTheEstimatesAccuracyWhichRepeatsUnderAStepCap) {
+  TimelineOptions options = hand_checked_options();
+  const std::vector<std::string> policies = {"tessera"};
+  // Two more of Susan's jobs arrive while her eight fill the node: they wait for room.
+  Scenario scenario = susan_joe_jemma();
+  for (int i = 0; i < 2; ++i)
+    scenario.workloads.push_back(one_gpu_job(fmt::format("susan-late-{}", i), "susan", 100, 600, 600));
+  const auto estimates_of = [&](TimelineOptions with) {
+    auto report = run_timeline_experiment(scenario, policies, with);
+    EXPECT_TRUE(report.ok()) << report.error().message;
+    return report.ok() ? timeline_report_json(*report)["policies"][0]["estimates"] : json();
+  };
+  EXPECT_TRUE(estimates_of(options).is_null());
+  options.start_estimates = true;
+  options.estimates = {.max_steps = 3, .max_wall_seconds = std::numeric_limits<double>::infinity()};
+  json first = estimates_of(options);
+  json second = estimates_of(options);
+  ASSERT_TRUE(first.is_object());
+  EXPECT_GT(first["estimated"].get<int>(), 0) << first.dump(2);
+  EXPECT_GT(first["compared"].get<int>(), 0) << first.dump(2);
+  EXPECT_EQ(first["max_steps"], 3);
+  EXPECT_TRUE(first["max_wall_seconds"].is_null());
+  EXPECT_LE(first["steps"]["max"].get<double>(), 3);
+  for (const char* key : {"p50", "p90", "max"}) EXPECT_TRUE(first["abs_error_seconds"].contains(key)) << key;
+  first.erase("wall_seconds");
+  second.erase("wall_seconds");
+  EXPECT_EQ(first, second);
 }
 
 TEST(CycleReplay, JsonCarriesQueuesChurnAndReasons) {

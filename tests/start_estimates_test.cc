@@ -54,12 +54,12 @@ TEST(StartEstimates, AGangWaitsForBothJobsAndASmallJobTakesTheFirstRoom) {
   ASSERT_NE(for_q, nullptr);
   EXPECT_DOUBLE_EQ(for_q->start, 600);
   EXPECT_EQ(for_q->cause, EstimateCause::kWorkEnds);
-  EXPECT_EQ(describe(*for_q, world.tree(), 100), "when 4 GPUs of queue team's work end, ~8 min");
+  EXPECT_EQ(describe(*for_q, world.tree(), 100), "when 4 GPUs of queue team's work end (r1), ~8 min");
   const StartEstimate* for_p = find(estimates, p);
   ASSERT_NE(for_p, nullptr);
   EXPECT_DOUBLE_EQ(for_p->start, 1800);
   EXPECT_DOUBLE_EQ(for_p->cause_gpus, 8);  // r2 and q end together
-  EXPECT_EQ(describe(*for_p, world.tree(), 100), "when 8 GPUs of queue team's work end, ~28 min");
+  EXPECT_EQ(describe(*for_p, world.tree(), 100), "when 8 GPUs of queue team's work end (q and r2), ~28 min");
   // The live world is untouched: the forward run works on copies.
   EXPECT_FALSE(world.running(p));
   EXPECT_FALSE(world.running(q));
@@ -84,7 +84,7 @@ TEST(StartEstimates, BorrowedWorkThatCannotBeReclaimedYetIsWaitedFor) {
   ASSERT_NE(for_a1, nullptr);
   EXPECT_DOUBLE_EQ(for_a1->start, 1000);
   EXPECT_TRUE(for_a1->cause_borrowed);
-  EXPECT_EQ(describe(*for_a1, world.tree(), 10), "when 4 GPUs of queue b's borrowed work end, ~16 min");
+  EXPECT_EQ(describe(*for_a1, world.tree(), 10), "when 4 GPUs of queue b's borrowed work end (b1), ~16 min");
 }
 
 // The same world without the minimum runtime: the next cycle reclaims for it.
@@ -100,7 +100,29 @@ TEST(StartEstimates, ReclaimableBorrowedWorkMakesRoomInTheNextCycle) {
   ASSERT_NE(for_a1, nullptr);
   EXPECT_DOUBLE_EQ(for_a1->start, 10);
   EXPECT_EQ(for_a1->cause, EstimateCause::kEvictions);
-  EXPECT_EQ(describe(*for_a1, world.tree(), 10), "by reclaiming 4 GPUs of queue b's borrowed work, in the next cycle");
+  // Either of b's jobs frees the room; the cause names the one reclaimed.
+  const std::string cause = describe(*for_a1, world.tree(), 10);
+  EXPECT_TRUE(cause == "by reclaiming 4 GPUs of queue b's borrowed work (b1), in the next cycle" ||
+              cause == "by reclaiming 4 GPUs of queue b's borrowed work (b2), in the next cycle")
+      << cause;
+}
+
+// The cause names the workloads that made room, the largest first: one, two, or one and a count.
+TEST(StartEstimates, TheCauseNamesTheWorkloadsThatMakeRoom) {
+  SchedulerWorld world(uniform_cluster(1, 8), {gpu_queue("team", "", 8)});
+  StartEstimate estimate{.workload = 0,
+                         .start = 600,
+                         .cause = EstimateCause::kWorkEnds,
+                         .cause_queue = 0,
+                         .cause_gpus = 8,
+                         .cause_workloads = {"ml/pretrain"},
+                         .cause_workload_count = 1};
+  EXPECT_EQ(describe_cause(estimate, world.tree()), "when 8 GPUs of queue team's work end (ml/pretrain)");
+  estimate.cause_workloads = {"ml/a", "ml/b"};
+  estimate.cause_workload_count = 2;
+  EXPECT_EQ(describe_cause(estimate, world.tree()), "when 8 GPUs of queue team's work end (ml/a and ml/b)");
+  estimate.cause_workload_count = 4;
+  EXPECT_EQ(describe_cause(estimate, world.tree()), "when 8 GPUs of queue team's work end (ml/a and 3 more)");
 }
 
 // Work without a time limit is not expected to end: what waits for it gets no estimate, and the

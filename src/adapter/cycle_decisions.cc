@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "scheduler/pending_reason.h"
+#include "scheduler/queue_positions.h"
 
 namespace tessera::adapter {
 
@@ -68,24 +69,34 @@ Decisions decide(const Snapshot& snapshot, const std::vector<std::optional<Bindi
   }
   std::erase_if(decisions.starts, [](const StartDecision& start) { return start.bindings.empty(); });
 
+  std::map<WorkloadId, WaitingWorkload::QueuePlace> places;
+  for (const QueuePosition& place : queue_positions(workloads, result.pending)) {
+    places[place.workload] = {snapshot.tree->spec(place.queue).name, place.position, place.pending};
+  }
   for (const PendingWorkload& pending : result.pending) {
     const auto index = static_cast<size_t>(pending.workload);
-    WaitingWorkload waiting{snapshot.workload_keys[index],
-                            snapshot.workload_pod_groups[index],
-                            {},
-                            std::string(pending_code_name(pending.reason.code)),
-                            describe(pending.reason, *snapshot.tree),
-                            index < snapshot.workload_owners.size() ? snapshot.workload_owners[index] : std::nullopt,
-                            std::nullopt,
-                            {}};
+    WaitingWorkload waiting;
+    waiting.workload_key = snapshot.workload_keys[index];
+    waiting.pod_group = snapshot.workload_pod_groups[index];
+    waiting.reason = pending_code_name(pending.reason.code);
+    waiting.message = describe(pending.reason, *snapshot.tree);
+    waiting.owner = index < snapshot.workload_owners.size() ? snapshot.workload_owners[index] : std::nullopt;
+    waiting.queue_place = places.at(pending.workload);
+    waiting.room_attempts = room_attempts(pending.reason, *snapshot.tree);
     for (PodId pod : workloads[pending.workload].pods) {
       waiting.pod_keys.push_back(snapshot.pods[static_cast<size_t>(pod)].key);
     }
     decisions.waiting.push_back(std::move(waiting));
   }
   for (const HeldWorkload& held : snapshot.held) {
-    decisions.waiting.push_back(
-        {held.key, held.pod_group, held.pod_keys, held.reason, held.message, held.owner, std::nullopt, {}});
+    WaitingWorkload waiting;
+    waiting.workload_key = held.key;
+    waiting.pod_group = held.pod_group;
+    waiting.pod_keys = held.pod_keys;
+    waiting.reason = held.reason;
+    waiting.message = held.message;
+    waiting.owner = held.owner;
+    decisions.waiting.push_back(std::move(waiting));
   }
   return decisions;
 }

@@ -12,6 +12,7 @@
 #include "adapter/scheduler_memory.h"
 #include "adapter/world_snapshot.h"
 #include "scheduler/cycle.h"
+#include "scheduler/pending_reason.h"
 #include "scheduler/start_estimates.h"
 
 namespace tessera::adapter {
@@ -54,6 +55,16 @@ struct WaitingWorkload {
   // for it — or why there is no estimate (scheduler/start_estimates.h).
   std::optional<double> estimated_start;
   std::string estimate;
+  // Its place in its queue (1: the first the next cycle considers there) among the queue's
+  // pending workloads; none for a workload the engine does not know (held by the adapter).
+  struct QueuePlace {
+    std::string queue;
+    int position = 0;
+    int pending = 0;
+  };
+  std::optional<QueuePlace> queue_place;
+  // What consolidate, reclaim and preempt found when this cycle tried to make room for it.
+  std::vector<RoomAttempt> room_attempts;
 };
 
 // A whole gang evicted this cycle (not elastic extras alone): its restart is awaited, its owner

@@ -48,6 +48,22 @@ json start_estimate(const WaitingWorkload& waiting, const json& current, double 
   return estimate;
 }
 
+json queue_position_json(const WaitingWorkload& waiting) {
+  if (!waiting.queue_place) return nullptr;
+  return {{"queue", waiting.queue_place->queue},
+          {"position", waiting.queue_place->position},
+          {"pending", waiting.queue_place->pending}};
+}
+
+json room_attempts_json(const WaitingWorkload& waiting) {
+  if (waiting.room_attempts.empty()) return nullptr;
+  json attempts = json::array();
+  for (const RoomAttempt& attempt : waiting.room_attempts) {
+    attempts.push_back({{"action", attempt.action}, {"outcome", attempt.outcome}});
+  }
+  return attempts;
+}
+
 }  // namespace
 
 std::string condition_transition_time(const json& object, std::string_view type, std::string_view status, double now) {
@@ -112,6 +128,8 @@ json pod_group_status(const json& current, const Snapshot& snapshot, const PodGr
                                                {"message", limit->second.message}},
                                               current, now));
   }
+  // What only a waiting workload has; null clears it once it runs.
+  const WaitingWorkload* waits = phase == "Pending" && waiting != progress.waiting.end() ? waiting->second : nullptr;
   json status = {{"phase", phase},
                  {"scheduled", scheduled},
                  {"running", running},
@@ -119,9 +137,9 @@ json pod_group_status(const json& current, const Snapshot& snapshot, const PodGr
                  {"succeeded", succeeded},
                  {"failed", failed},
                  {"conditions", std::move(conditions)},
-                 {"startEstimate", phase == "Pending" && waiting != progress.waiting.end()
-                                       ? start_estimate(*waiting->second, current, now)
-                                       : json(nullptr)}};
+                 {"startEstimate", waits ? start_estimate(*waits, current, now) : json(nullptr)},
+                 {"queuePosition", waits ? queue_position_json(*waits) : json(nullptr)},
+                 {"roomAttempts", waits ? room_attempts_json(*waits) : json(nullptr)}};
   const RestartTally* tally = progress.restarts ? progress.restarts->tally(key) : nullptr;
   if (tally) status.update(restart_status(*tally));
   return status;

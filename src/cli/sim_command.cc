@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,7 +50,10 @@ struct SimOptions {
   GpuMemorySimFlags gpu_memory;
   std::string work_limits = "on";  // on, off, or both (one replay each, compared)
   bool start_estimates = false;
-  EstimateOptions estimates;
+  // No wall-clock budget by default: a replay's estimates must not depend on the machine's speed.
+  // 10 forward cycles per estimate keep the organisation scenario's whole day to about 2.6 CPU
+  // minutes (30 take 6.6; docs/results.md, "Start-time estimates").
+  EstimateOptions estimates{.max_steps = 10, .max_wall_seconds = std::numeric_limits<double>::infinity()};
 };
 
 void print_arrival_table(const ArrivalReport& report) {
@@ -432,8 +436,8 @@ void add_sim_command(CLI::App& app, int& exit_code) {
                   "With --estimates: forward cycles per estimate at most")
       ->capture_default_str();
   sim->add_option("--estimate-budget", options->estimates.max_wall_seconds,
-                  "With --estimates: wall-clock seconds per estimate at most")
-      ->capture_default_str();
+                  "With --estimates: wall-clock seconds per estimate at most (default none: the step cap alone bounds "
+                  "each estimate, so that the figures repeat run after run)");
   sim->add_option("--json", options->json_path,
                   "Also write the results as JSON to this file (schema: docs/sim-json-schema.md)");
   sim->add_option("--report", options->report_dir, "Directory for the HTML report (index.html) and results.json")

@@ -26,13 +26,13 @@ std::string format_resource_amount(std::string_view resource, double amount) {
 
 namespace {
 
-// "; reclaim could free rack r7 by evicting 3 workloads of queue 'x', but 'x' is at its fair share"
+// "reclaim could free rack r7 by evicting 3 workloads of queue 'x', but 'x' is at its fair share"
 std::string describe_room(const TopologyRoomFinding& found, std::string_view action, const QueueTree& tree) {
   if (found.domain.empty()) {
-    return fmt::format("; no {} could be freed: too little preemptible work past its minimum runtime in any {}",
+    return fmt::format("no {} could be freed: too little preemptible work past its minimum runtime in any {}",
                        found.level, found.level);
   }
-  std::string text = fmt::format("; {} could free {} {} by evicting ", action, found.level, found.domain);
+  std::string text = fmt::format("{} could free {} {} by evicting ", action, found.level, found.domain);
   std::vector<std::string> blocks;
   for (size_t i = 0; i < found.victims.size(); ++i) {
     const TopologyRoomFinding::Victims& victims = found.victims[i];
@@ -64,6 +64,40 @@ std::string describe_room(const TopologyRoomFinding& found, std::string_view act
 }
 
 }  // namespace
+
+std::vector<RoomAttempt> room_attempts(const PendingReason& reason, const QueueTree& tree) {
+  std::vector<RoomAttempt> attempts;
+  if (reason.code != PendingCode::kUnschedulable) return attempts;
+  if (reason.consolidation_tried) attempts.push_back({"consolidate", "moving running work would not make room"});
+  if (reason.reclaim_blocked) {
+    const auto& excess = *reason.reclaim_blocked;
+    const auto amount = [&](double value) {
+      return format_resource_amount(tree.resources().name(excess.resource), value);
+    };
+    attempts.push_back(
+        {"reclaim", excess.held + 1e-6 >= excess.fair_share
+                        ? fmt::format("no reclaim: queue '{}' holds {}, at or above its fair share of {}",
+                                      tree.spec(excess.queue).name, amount(excess.held), amount(excess.fair_share))
+                        : fmt::format("no reclaim: queue '{}' holds {} of its fair share of {}, and this workload's "
+                                      "{} would leave it further above that share than it is below it now",
+                                      tree.spec(excess.queue).name, amount(excess.held), amount(excess.fair_share),
+                                      amount(excess.requested))});
+  } else if (reason.reclaim_room) {
+    attempts.push_back({"reclaim", describe_room(*reason.reclaim_room, "reclaim", tree)});
+  } else if (reason.reclaim_tried) {
+    attempts.push_back(
+        {"reclaim", "reclaim found no victims that free enough room without pushing their queues below fair share"});
+  }
+  if (reason.preemption_room) {
+    // No domain could be freed: said once, whichever action found it.
+    const bool said = reason.reclaim_room && reason.reclaim_room->domain.empty() &&
+                      reason.preemption_room->domain.empty() && !reason.reclaim_blocked;
+    if (!said) attempts.push_back({"preempt", describe_room(*reason.preemption_room, "preemption", tree)});
+  } else if (reason.preemption_tried) {
+    attempts.push_back({"preempt", "no lower-priority preemptible work in its queue frees enough room"});
+  }
+  return attempts;
+}
 
 std::string describe(const PendingReason& reason, const QueueTree& tree) {
   auto amount = [&](ResourceId resource, double value) {
@@ -100,33 +134,14 @@ std::string describe(const PendingReason& reason, const QueueTree& tree) {
                         reason.reserved_nodes == 1 ? "" : "s", reason.reserved_nodes == 1 ? "s" : "",
                         reason.reserved_seconds);
   }
-  if (reason.reclaim_blocked) {
-    const auto& excess = *reason.reclaim_blocked;
-    if (excess.held + 1e-6 >= excess.fair_share) {
-      text += fmt::format("; no reclaim: queue '{}' holds {}, at or above its fair share of {}",
-                          tree.spec(excess.queue).name, amount(excess.resource, excess.held),
-                          amount(excess.resource, excess.fair_share));
-    } else {
-      text += fmt::format(
-          "; no reclaim: queue '{}' holds {} of its fair share of {}, and this workload's {} would leave it further "
-          "above that share than it is below it now",
-          tree.spec(excess.queue).name, amount(excess.resource, excess.held),
-          amount(excess.resource, excess.fair_share), amount(excess.resource, excess.requested));
+  // Reclaim's findings first; moving work says little beside them.
+  const std::vector<RoomAttempt> attempts = room_attempts(reason, tree);
+  for (std::string_view action : {"reclaim", "preempt", "consolidate"}) {
+    if (action == "consolidate" && reason.reclaim_tried) continue;
+    for (const RoomAttempt& attempt : attempts) {
+      if (attempt.action == action) text += "; " + attempt.outcome;
     }
-  } else if (reason.reclaim_room) {
-    text += describe_room(*reason.reclaim_room, "reclaim", tree);
-  } else if (reason.reclaim_tried) {
-    text += "; reclaim found no victims that free enough room without pushing their queues below fair share";
   }
-  if (reason.preemption_room) {
-    // No domain could be freed: said once, whichever action found it.
-    const bool said = reason.reclaim_room && reason.reclaim_room->domain.empty() &&
-                      reason.preemption_room->domain.empty() && !reason.reclaim_blocked;
-    if (!said) text += describe_room(*reason.preemption_room, "preemption", tree);
-  } else if (reason.preemption_tried) {
-    text += "; no lower-priority preemptible work in its queue frees enough room";
-  }
-  if (reason.consolidation_tried && !reason.reclaim_tried) text += "; moving running work would not make room";
   return text;
 }
 

@@ -69,6 +69,17 @@ struct PendingReason {
 // share of 6".
 std::string describe(const PendingReason& reason, const QueueTree& tree);
 
+// What one action that could have made room for a waiting workload found, in the cycle that
+// tried it: "reclaim" — "reclaim found no victims that free enough room without pushing their
+// queues below fair share". The PodGroup status carries these apart from the sentence.
+struct RoomAttempt {
+  std::string_view action;  // "consolidate", "reclaim" or "preempt"
+  std::string outcome;
+};
+// kUnschedulable: the attempts in the order the cycle made them (consolidate, reclaim, preempt);
+// empty when none was tried (the workload waits for a quota, or the actions are off).
+std::vector<RoomAttempt> room_attempts(const PendingReason& reason, const QueueTree& tree);
+
 // A quantity of a queue resource as people read it: GPUs as a number, CPU in cores, memory in GiB.
 std::string format_resource_amount(std::string_view resource, double amount);
 

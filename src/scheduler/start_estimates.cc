@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -35,6 +36,17 @@ double expected_runtime_of(const WorkloadSpec& spec, double declared) {
 }
 
 namespace {
+
+// What one queue's work freed in a step: GPUs in all, and per workload.
+struct Room {
+  double gpus = 0;
+  std::vector<std::pair<double, WorkloadId>> workloads;
+  void add(WorkloadId workload, double held) {
+    gpus += held;
+    workloads.emplace_back(held, workload);
+  }
+};
+using RoomByQueue = std::map<QueueIndex, Room>;
 
 // A running workload's expected end; stale once the workload stopped or restarted.
 struct ExpectedEnd {
@@ -77,7 +89,7 @@ class ForwardRun {
 
   // Finishes the work expected to end within `resolution` of the next end; returns the time of
   // the step (the last of those ends) and the GPUs released per queue.
-  double finish_next_ends(double resolution, std::map<QueueIndex, double>& released) {
+  double finish_next_ends(double resolution, RoomByQueue& released) {
     const double first = ends_.top().at;
     double step = first;
     while (!ends_.empty() && ends_.top().at <= first + resolution) {
@@ -86,7 +98,7 @@ class ForwardRun {
       if (!still_running(end)) continue;
       step = std::max(step, end.at);
       const Workload& workload = workloads_[end.workload];
-      released[workload.queue] += gpus_held(workload);
+      released[workload.queue].add(end.workload, gpus_held(workload));
       workloads_.finish(end.workload, cluster_);
     }
     return step;
@@ -97,13 +109,13 @@ class ForwardRun {
   }
 
   // Estimates for the workloads the cycle started that were waiting at the start of the run.
-  void record(const CycleResult& result, double now, bool first, const std::map<QueueIndex, double>& released,
-              const Shares& before, std::vector<StartEstimate>& estimates) {
-    std::map<WorkloadId, std::map<QueueIndex, double>> evicted_for;
+  void record(const CycleResult& result, double now, bool first, const RoomByQueue& released, const Shares& before,
+              std::vector<StartEstimate>& estimates) {
+    std::map<WorkloadId, RoomByQueue> evicted_for;
     for (const Eviction& eviction : result.evictions) {
       if (eviction.moved || eviction.beneficiary < 0) continue;
-      evicted_for[eviction.beneficiary][workloads_[eviction.workload].queue] +=
-          static_cast<double>(eviction.gpu_milli) / 1000;
+      evicted_for[eviction.beneficiary][workloads_[eviction.workload].queue].add(
+          eviction.workload, static_cast<double>(eviction.gpu_milli) / 1000);
     }
     for (const Start& start : result.started) {
       const size_t index = static_cast<size_t>(start.workload);
@@ -113,7 +125,7 @@ class ForwardRun {
       --waiting_count_;
       StartEstimate estimate{start.workload, now, start.action};
       const auto evicted = evicted_for.find(start.workload);
-      const std::map<QueueIndex, double>* room = nullptr;
+      const RoomByQueue* room = nullptr;
       if (evicted != evicted_for.end()) {
         estimate.cause = EstimateCause::kEvictions;
         room = &evicted->second;
@@ -122,12 +134,15 @@ class ForwardRun {
         room = &released;
       }
       if (room != nullptr) {
-        for (const auto& [queue, gpus] : *room) {
-          if (gpus > estimate.cause_gpus) {
+        const Room* largest = nullptr;
+        for (const auto& [queue, freed] : *room) {
+          if (freed.gpus > estimate.cause_gpus) {
             estimate.cause_queue = queue;
-            estimate.cause_gpus = gpus;
+            estimate.cause_gpus = freed.gpus;
+            largest = &freed;
           }
         }
+        if (largest != nullptr) name_cause_workloads(*largest, estimate);
         // Evicted work is judged by what its queue held as this cycle began; ended work by what
         // it held after the cycle before, while the work still ran.
         const Shares& judged = estimate.cause == EstimateCause::kEvictions ? shares_at_start(result) : before;
@@ -162,6 +177,18 @@ class ForwardRun {
           resource_at(*allocated, *gpu_) > resource_at(result.shares.fair_share[queue], *gpu_) + 1e-9 ? 1 : 0;
     }
     return shares;
+  }
+
+  // The names of the workloads that freed the most of `room`, most first (ties by name).
+  void name_cause_workloads(const Room& room, StartEstimate& estimate) const {
+    std::vector<std::pair<double, const std::string*>> named;
+    for (const auto& [gpus, workload] : room.workloads) named.emplace_back(gpus, &workloads_[workload].spec.name);
+    const size_t kept = std::min<size_t>(2, named.size());
+    std::partial_sort(
+        named.begin(), named.begin() + static_cast<std::ptrdiff_t>(kept), named.end(),
+        [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : *a.second < *b.second; });
+    for (size_t i = 0; i < kept; ++i) estimate.cause_workloads.push_back(*named[i].second);
+    estimate.cause_workload_count = static_cast<int>(named.size());
   }
 
   std::vector<WorkloadId> unreached() const {
@@ -219,6 +246,15 @@ const char* room_verb(Action action) {
   return "moving";
 }
 
+// " (ml/pretrain)", " (ml/a and ml/b)", " (ml/a and 3 more)"; "" without names.
+std::string cause_workload_names(const StartEstimate& estimate) {
+  const std::vector<std::string>& names = estimate.cause_workloads;
+  if (names.empty()) return "";
+  if (estimate.cause_workload_count <= 1) return fmt::format(" ({})", names[0]);
+  if (estimate.cause_workload_count == 2 && names.size() == 2) return fmt::format(" ({} and {})", names[0], names[1]);
+  return fmt::format(" ({} and {} more)", names[0], estimate.cause_workload_count - 1);
+}
+
 }  // namespace
 
 Result<StartEstimates> estimate_starts(const EstimateInputs& inputs, const CycleOptions& cycle,
@@ -227,7 +263,7 @@ Result<StartEstimates> estimate_starts(const EstimateInputs& inputs, const Cycle
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count(); };
   StartEstimates out;
   ForwardRun run(inputs, cycle);
-  std::map<QueueIndex, double> released;
+  RoomByQueue released;
   auto first = run.cycle(inputs.now);
   if (!first) return Error{fmt::format("the estimate's cycle at {}s failed: {}", inputs.now, first.error().message)};
   ++out.steps;
@@ -274,10 +310,11 @@ std::string describe_cause(const StartEstimate& estimate, const QueueTree& tree)
   const std::string gpus = fmt::format("{:g} GPU{}", estimate.cause_gpus, estimate.cause_gpus == 1 ? "" : "s");
   const std::string& queue = tree.spec(estimate.cause_queue).name;
   const char* borrowed = estimate.cause_borrowed ? "borrowed " : "";
+  const std::string which = cause_workload_names(estimate);
   if (estimate.cause == EstimateCause::kEvictions) {
-    return fmt::format("by {} {} of queue {}'s {}work", room_verb(estimate.action), gpus, queue, borrowed);
+    return fmt::format("by {} {} of queue {}'s {}work{}", room_verb(estimate.action), gpus, queue, borrowed, which);
   }
-  return fmt::format("when {} of queue {}'s {}work end", gpus, queue, borrowed);
+  return fmt::format("when {} of queue {}'s {}work end{}", gpus, queue, borrowed, which);
 }
 
 std::string describe(const StartEstimate& estimate, const QueueTree& tree, double now) {

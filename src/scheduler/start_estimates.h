@@ -46,6 +46,10 @@ struct StartEstimate {
   QueueIndex cause_queue = QueueTree::kNoParent;  // whose work ended or was evicted (most GPUs)
   double cause_gpus = 0;                          // GPUs that queue's work released in that step
   bool cause_borrowed = false;                    // that queue held more than its fair share then
+  // Of that queue's work that made room, the names of the (at most two) workloads that held the
+  // most GPUs, most first, and how many workloads made room in all.
+  std::vector<std::string> cause_workloads = {};
+  int cause_workload_count = 0;
 };
 
 enum class EstimateStop : uint8_t {
@@ -86,12 +90,13 @@ Result<StartEstimates> estimate_starts(const EstimateInputs& inputs, const Cycle
 // expected-runtime annotation, a scenario's duration) where that is positive; else infinity.
 double expected_runtime_of(const WorkloadSpec& spec, double declared);
 
-// What makes room: "in the next cycle", "when 16 GPUs of queue ml-research's borrowed work end",
-// "by reclaiming 8 GPUs of queue b's borrowed work". Stable from cycle to cycle while the
-// forward run finds the same cause, so a status that carries it changes only when it does.
+// What makes room: "in the next cycle", "when 16 GPUs of queue ml-research's borrowed work end
+// (ml/pretrain)", "by reclaiming 8 GPUs of queue b's borrowed work (b/sweep-3 and 2 more)".
+// Stable from cycle to cycle while the forward run finds the same cause, so a status that
+// carries it changes only when it does.
 std::string describe_cause(const StartEstimate& estimate, const QueueTree& tree);
 // The cause with the wait counted from `now`: "when 16 GPUs of queue ml-research's borrowed
-// work end, ~35 min"; "in the next cycle" alone where it starts then.
+// work end (ml/pretrain), ~35 min"; "in the next cycle" alone where it starts then.
 std::string describe(const StartEstimate& estimate, const QueueTree& tree, double now);
 // The wait in words: "in the next cycle" (under a second), else "~35 min".
 std::string describe_wait(double seconds);

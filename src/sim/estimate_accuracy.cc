@@ -31,6 +31,7 @@ Status EstimateAccuracy::estimate_arrivals(const EstimateInputs& inputs, const C
   if (!estimates) return estimates.error();
   wall_seconds_.push_back(estimates->seconds);
   steps_.push_back(estimates->steps);
+  ++stops_[std::string(estimate_stop_name(estimates->stop))];
   std::vector<char> arrived(count, 0);
   for (WorkloadId id : arrivals) arrived[static_cast<size_t>(id)] = 1;
   for (const StartEstimate& estimate : estimates->estimates) {
@@ -69,6 +70,9 @@ EstimateSummary EstimateAccuracy::summary() const {
   summary.early = early_;
   summary.wall_seconds = quantiles(wall_seconds_);
   summary.steps = quantiles(steps_);
+  summary.max_steps = options_.max_steps;
+  summary.max_wall_seconds = options_.max_wall_seconds;
+  summary.stops = stops_;
   return summary;
 }
 

@@ -3,6 +3,8 @@
 // real start is compared with it.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/result.h"
@@ -30,6 +32,7 @@ class EstimateAccuracy {
   std::vector<double> errors_;    // |estimate - start|
   std::vector<double> wall_seconds_;
   std::vector<double> steps_;
+  std::map<std::string, int64_t> stops_;
   int64_t estimated_ = 0;
   int64_t unreached_ = 0;
   int64_t late_ = 0;

@@ -228,6 +228,26 @@ json limits_json(const LimitSummary& limits) {
           {"examples", limits.examples}};
 }
 
+// null where the replay made no estimates.
+json estimates_json(const EstimateSummary& estimates) {
+  if (!estimates.enabled) return nullptr;
+  json stops = json::object();
+  for (const auto& [stop, calls] : estimates.stops) stops[stop] = calls;
+  return {{"calls", estimates.calls},
+          {"estimated", estimates.estimated},
+          {"unreached", estimates.unreached},
+          {"compared", estimates.compared},
+          {"abs_error_seconds", quantiles_json(estimates.abs_error_seconds)},
+          {"late", estimates.late},
+          {"early", estimates.early},
+          {"wall_seconds", wall_quantiles_json(estimates.wall_seconds)},
+          {"steps", {{"p50", estimates.steps.p50}, {"p90", estimates.steps.p90}, {"max", estimates.steps.max}}},
+          {"max_steps", estimates.max_steps},
+          {"max_wall_seconds",
+           std::isfinite(estimates.max_wall_seconds) ? json(estimates.max_wall_seconds) : json(nullptr)},
+          {"stops", std::move(stops)}};
+}
+
 // The figures only the scheduling cycle produces, added to the policy object.
 void add_cycle_json(const CycleReplayResult& cycle, json& out) {
   json queues = json::array();
@@ -245,6 +265,7 @@ void add_cycle_json(const CycleReplayResult& cycle, json& out) {
                          {"node_hours", rounded(cycle.reserved_node_hours, kRatioDecimals)}};
   out["pending_reasons"] = pending_reasons_json(cycle);
   out["limits"] = limits_json(cycle.limits);
+  out["estimates"] = estimates_json(cycle.estimates);
 }
 
 json timeline_policy_json(const TimelinePolicyResult& policy) {

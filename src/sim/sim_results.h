@@ -223,6 +223,11 @@ struct EstimateSummary {
   int64_t early = 0;            // started earlier than estimated (by more than a minute)
   Quantiles wall_seconds;       // the estimator's wall-clock time per call
   Quantiles steps;              // forward cycles per call
+  // The bounds each call ran under, and what stopped the calls (estimate_stop_name: "all
+  // estimated", "step cap"...). Without a wall-clock budget the figures repeat run after run.
+  int max_steps = 0;
+  double max_wall_seconds = 0;  // infinity: none
+  std::map<std::string, int64_t> stops;
 };
 
 // Where gangs ran in the scenario's measured topology (docs/topology.md).

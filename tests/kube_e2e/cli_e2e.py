@@ -114,6 +114,11 @@ def cli(cluster):
     maps = [word for line in table.splitlines() for word in line.split() if word.startswith("[")]
     assert sorted(maps) == ["[########]", "[########]"] + sorted(m for m in maps if m.count("5") == 1), table
     assert any(m.count("5") == 1 and m.count(".") == 7 for m in maps), table
+    # Fragmentation: the 7.5 free GPUs of the shared node are no use to the 8-GPU pods (4 of the 5
+    # GPU pods: the Job's and the big workload's), all of use to the half-GPU one: 0.8 x 7.5 = 6.
+    fragmented = json.loads(tessera(cluster, "top", "nodes", "-o", "json").stdout)["cluster"]["fragmentedGpus"]
+    assert abs(fragmented - 6.0) < 1e-9, fragmented
+    assert "Cluster: 16.5 of 24 GPUs in use; 7.5 free, of which 6.0 fragmented (80.0%; 25.0% of capacity)" in table, table
 
     # The whole story, by the Job's name; and why the big one waits.
     story = tessera(cluster, "describe", "train").stdout

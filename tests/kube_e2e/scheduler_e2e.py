@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (SKIP, Cluster, condition, edited_kubeconfig, gpu_nodes, k8s, real_control_plane_missing,  # noqa: E402
                      wait_for)
 from cli_e2e import cli, tessera  # noqa: E402
+from estimates_e2e import estimates  # noqa: E402
 from idle_gpus_e2e import idle_gpus, prometheus_missing  # noqa: E402
 from webhook_e2e import gpu_memory_webhook  # noqa: E402
 import workload_controllers  # noqa: E402
@@ -1470,6 +1471,7 @@ SCENARIOS = {
     "misconfigured": (misconfigured, gpu_nodes(1), [], None),
     "pending-reports": (pending_reports, gpu_nodes(4), [], []),
     "cli": (cli, gpu_nodes(3), [], []),
+    "estimates": (estimates, gpu_nodes(2), [], []),
     # The dev cluster lets every authenticated client do anything; RBAC needs the real authorizer.
     "rbac": (rbac, gpu_nodes(3), None, []),
     # deploy/examples applied with kubectl (the real Job and Deployment controllers).

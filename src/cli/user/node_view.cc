@@ -32,11 +32,6 @@ int device_count(const json& node) {
   return 0;
 }
 
-bool holds_room(const json& pod) {
-  const std::string phase = text_at(pod, "/status/phase");
-  return !text_at(pod, "/spec/nodeName").empty() && phase != "Succeeded" && phase != "Failed";
-}
-
 // The device indices the scheduler wrote ("0,1,3"); empty when absent or unreadable.
 std::vector<int> device_indices(const json& pod) {
   const json annotations = pod.value("/metadata/annotations"_json_pointer, json::object());
@@ -66,6 +61,9 @@ int written_portion(const json& pod) {
     return 0;
   }
 }
+
+// Fragmented GPUs to a tenth: a weighted sum over pod types, whose thousandths mean nothing.
+std::string fragmented_figure(double milli) { return fmt::format("{:.1f}", milli / kMilliPerGpu); }
 
 }  // namespace
 
@@ -142,9 +140,28 @@ std::string device_map(const std::vector<int>& device_milli) {
   return "[" + map + "]";
 }
 
+ClusterGpus cluster_gpus(const std::vector<NodeGpus>& nodes) {
+  ClusterGpus cluster;
+  for (const NodeGpus& node : nodes) {
+    cluster.gpus += static_cast<int>(node.device_milli.size());
+    cluster.used += static_cast<double>(node.used_milli()) / kMilliPerGpu;
+    cluster.fragmented += node.fragmented_milli / kMilliPerGpu;
+  }
+  return cluster;
+}
+
+std::string cluster_line(const ClusterGpus& cluster) {
+  const auto percent = [](double part, double whole) { return whole > 0 ? 100 * part / whole : 0.0; };
+  return fmt::format("Cluster: {} of {} GPUs in use; {} free, of which {} fragmented ({:.1f}%; {:.1f}% of capacity)\n",
+                     gpu_figure(cluster.used), cluster.gpus, gpu_figure(cluster.free()),
+                     fragmented_figure(cluster.fragmented * kMilliPerGpu), percent(cluster.fragmented, cluster.free()),
+                     percent(cluster.fragmented, cluster.gpus));
+}
+
 Table node_table(const std::vector<NodeGpus>& nodes) {
   Table table;
-  for (const char* header : {"NODE", "MODEL", "GPUS", "MAP", "FREE", "QUEUES"}) table.columns.push_back({header});
+  for (const char* header : {"NODE", "MODEL", "GPUS", "MAP", "FREE", "FRAG", "QUEUES"})
+    table.columns.push_back({header});
   for (const char* header : {"DEVICES", "SCHEDULABLE"}) table.columns.push_back({header, true});
   for (const NodeGpus& node : nodes) {
     std::string queues;
@@ -157,7 +174,8 @@ Table node_table(const std::vector<NodeGpus>& nodes) {
     table.add_row({node.name, node.model.empty() ? "-" : node.model,
                    fmt::format("{}/{}", gpu_figure(static_cast<double>(node.used_milli()) / kMilliPerGpu),
                                node.device_milli.size()),
-                   device_map(node.device_milli), std::to_string(node.free_devices()), queues.empty() ? "-" : queues,
+                   device_map(node.device_milli), std::to_string(node.free_devices()),
+                   fragmented_figure(node.fragmented_milli), queues.empty() ? "-" : queues,
                    devices.empty() ? "-" : devices, node.schedulable ? "true" : "false"});
   }
   return table;
@@ -174,10 +192,18 @@ json node_json(const std::vector<NodeGpus>& nodes) {
                      {"usedGpus", static_cast<double>(node.used_milli()) / kMilliPerGpu},
                      {"deviceMilli", node.device_milli},
                      {"freeDevices", node.free_devices()},
+                     {"fragmentedGpus", node.fragmented_milli / kMilliPerGpu},
                      {"queues", queues},
                      {"schedulable", node.schedulable}});
   }
-  return {{"kind", "NodeGpuList"}, {"items", items}};
+  const ClusterGpus cluster = cluster_gpus(nodes);
+  return {{"kind", "NodeGpuList"},
+          {"items", items},
+          {"cluster",
+           {{"gpus", cluster.gpus},
+            {"usedGpus", cluster.used},
+            {"freeGpus", cluster.free()},
+            {"fragmentedGpus", cluster.fragmented}}}};
 }
 
 }  // namespace tessera::cli

@@ -19,6 +19,8 @@ struct NodeGpus {
   std::map<std::string, int> queue_milli;  // GPU thousandths each queue holds here
   int unplaced_milli = 0;  // GPUs of pods whose devices are not known (other schedulers' pods)
   bool schedulable = true;
+  // Of its free GPU capacity, what the cluster's pod types cannot use (node_fragmentation.h).
+  double fragmented_milli = 0;
 
   int used_milli() const;
   int free_devices() const;  // devices with nothing on them
@@ -34,9 +36,22 @@ std::vector<NodeGpus> node_gpus(const nlohmann::json& nodes, const nlohmann::jso
 // One character per device: '#' all in use, '.' free, '1'..'9' the tenths in use of a shared one.
 std::string device_map(const std::vector<int>& device_milli);
 
-// NODE, MODEL, GPUS (used/total), MAP, FREE (whole free devices), QUEUES; wide adds the
-// per-device thousandths and whether it is schedulable.
+// NODE, MODEL, GPUS (used/total), MAP, FREE (whole free devices), FRAG (fragmented GPUs),
+// QUEUES; wide adds the per-device thousandths and whether it is schedulable.
 Table node_table(const std::vector<NodeGpus>& nodes);
+
+// The whole cluster's GPUs, in GPUs.
+struct ClusterGpus {
+  int gpus = 0;
+  double used = 0;
+  double fragmented = 0;
+  double free() const { return gpus - used; }
+};
+ClusterGpus cluster_gpus(const std::vector<NodeGpus>& nodes);
+// "Cluster: 12.5 of 32 GPUs in use; 19.5 free, of which 1.5 fragmented (7.7%; 4.7% of capacity)".
+std::string cluster_line(const ClusterGpus& cluster);
+
+// The nodes as `items`, and the cluster's figures as `cluster`.
 nlohmann::json node_json(const std::vector<NodeGpus>& nodes);
 
 }  // namespace tessera::cli

@@ -34,6 +34,11 @@ double created_at(const json& object) {
 
 double unix_now() { return std::chrono::duration<double>(wire::WallClock::now().time_since_epoch()).count(); }
 
+bool holds_room(const json& pod) {
+  const std::string phase = text_at(pod, "/status/phase");
+  return !text_at(pod, "/spec/nodeName").empty() && phase != "Succeeded" && phase != "Failed";
+}
+
 const json& list_items(const json& list) {
   static const json kEmpty = json::array();
   if (!list.is_object()) return kEmpty;

@@ -19,6 +19,8 @@ nlohmann::json condition_of(const nlohmann::json& object, std::string_view type)
 double created_at(const nlohmann::json& object);
 // The wall clock in Unix seconds, against which ages are shown.
 double unix_now();
+// Whether a pod holds room on a node: bound, and not finished.
+bool holds_room(const nlohmann::json& pod);
 // The items of a List answer (an empty array when there are none).
 const nlohmann::json& list_items(const nlohmann::json& list);
 

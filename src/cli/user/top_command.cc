@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/user/cluster_objects.h"
+#include "cli/user/node_fragmentation.h"
 #include "cli/user/node_view.h"
 #include "cli/user/queue_view.h"
 #include "cli/user/user_commands.h"
@@ -29,8 +30,14 @@ int run_top_nodes(ClusterFlags flags) {
   if (!nodes) return report_failure(nodes.error());
   Result<WorkloadObjects> objects = fetch_workload_objects(*cluster);
   if (!objects) return report_failure(objects.error());
-  const std::vector<NodeGpus> gpus = node_gpus(*nodes, objects->pods, pod_queues(*objects));
-  std::fputs(render(cluster->output, node_table(gpus), node_json(gpus), "No nodes found.").c_str(), stdout);
+  std::vector<NodeGpus> gpus = node_gpus(*nodes, objects->pods, pod_queues(*objects));
+  add_fragmentation(gpus, *nodes, objects->pods, gpu_pod_mix(*nodes, objects->pods));
+  if (const std::optional<std::string> data = render_data(cluster->output, node_json(gpus))) {
+    std::fputs(data->c_str(), stdout);
+    return 0;
+  }
+  std::fputs(render_table(node_table(gpus), cluster->output == OutputFormat::kWide, "No nodes found.").c_str(), stdout);
+  if (!gpus.empty()) std::fputs(cluster_line(cluster_gpus(gpus)).c_str(), stdout);
   return 0;
 }
 
@@ -48,8 +55,10 @@ void add_top_command(CLI::App& app, int& exit_code) {
 
   auto node_flags = std::make_shared<ClusterFlags>();
   CLI::App* nodes = top->add_subcommand(
-      "nodes", "Each node's GPUs: model, used of total, a map of its devices ('#' in use, '.' free, '1'-'9' tenths "
-               "of a shared one in use), whole devices free, and the queues holding them");
+      "nodes",
+      "Each node's GPUs: model, used of total, a map of its devices ('#' in use, '.' free, '1'-'9' tenths "
+      "of a shared one in use), whole devices free, fragmented GPUs (free capacity the cluster's GPU pod types "
+      "cannot use, FGD's measure) and the queues holding them; then the cluster's totals");
   add_cluster_flags(*nodes, *node_flags, false, true);
   nodes->callback([node_flags, &exit_code] { exit_code = run_top_nodes(*node_flags); });
 }

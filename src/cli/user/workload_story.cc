@@ -153,6 +153,19 @@ std::string describe_text(const json& story, double now) {
                           : message);
   }
 
+  if (const json place = group.value("/status/queuePosition"_json_pointer, json()); place.is_object()) {
+    field("Position:", fmt::format("{} of {} pending in queue {} (1 is considered first)", place.value("position", 0),
+                                   place.value("pending", 0), place.value("queue", "")));
+  }
+  if (const json attempts = group.value("/status/roomAttempts"_json_pointer, json()); attempts.is_array()) {
+    const char* label = "Room:";
+    for (const json& attempt : attempts) {
+      if (!attempt.is_object()) continue;
+      field(label, fmt::format("{} tried: {}", attempt.value("action", ""), attempt.value("outcome", "")));
+      label = "";
+    }
+  }
+
   const json& pods = story["pods"];
   const auto bound = std::count_if(pods.begin(), pods.end(), [](const json& pod) { return !pod["node"].get<std::string>().empty(); });
   field("Pods:", fmt::format("{} bound of {} needed to start; {} exist", bound, min_member.dump(), pods.size()));
