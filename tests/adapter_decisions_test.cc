@@ -818,6 +818,38 @@ TEST(AdapterDecisions, PodGroupStatusCarriesItsPlaceInItsQueue) {
   EXPECT_EQ(place("other"), json({{"queue", "team-b"}, {"position", 1}, {"pending", 1}}));
 }
 
+// Far back in a long queue, a place that moved by less than a tenth keeps the figure written
+// before, so one start does not rewrite every PodGroup behind it; the first ten places are exact.
+TEST(AdapterDecisions, APlaceFarBackInALongQueueIsRewrittenOnlyWhenItMovesByATenth) {
+  World world;
+  world.add_node(gpu_node("node-0", 8)).add_queue(queue("team-a", "", 4));
+  add_waiting_group(world, "job", "team-a", "2027-01-15T07:10:00Z");
+  const Decisions decisions = world.cycle();
+  PodGroupProgress progress;
+  progress.waiting["ml/job"] = waiting_of(decisions, "ml/job");
+  ASSERT_NE(progress.waiting["ml/job"], nullptr);
+  json object = *world.observed().pod_groups.at("ml/job");
+  const auto place_after = [&](const json& written) {
+    object["status"]["queuePosition"] = written;
+    return pod_group_status(object, world.snapshot(), progress, kNow)["queuePosition"];
+  };
+  const json now = {{"queue", "team-a"}, {"position", 1}, {"pending", 1}};
+  EXPECT_EQ(place_after(nullptr), now);
+  EXPECT_EQ(place_after(json({{"queue", "team-a"}, {"position", 2}, {"pending", 1}})), now) << "exact near the front";
+  // Written as 11 of 11 (a tenth of 11 is 1): 1 of 1 is further than that, so it is rewritten.
+  EXPECT_EQ(place_after(json({{"queue", "team-a"}, {"position", 11}, {"pending", 11}})), now);
+  EXPECT_EQ(place_after(json({{"queue", "team-b"}, {"position", 1}, {"pending", 1}})), now) << "another queue";
+  // Far back, within a tenth: kept as written.
+  WaitingWorkload far_back = *progress.waiting["ml/job"];
+  far_back.queue_place->position = 1005;
+  far_back.queue_place->pending = 2003;
+  progress.waiting["ml/job"] = &far_back;
+  const json written = {{"queue", "team-a"}, {"position", 1050}, {"pending", 2010}};
+  EXPECT_EQ(place_after(written), written);
+  far_back.queue_place->position = 940;
+  EXPECT_EQ(place_after(written), json({{"queue", "team-a"}, {"position", 940}, {"pending", 2003}}));
+}
+
 // What consolidate, reclaim and preempt found for a workload they could not make room for, one
 // entry each in the order they tried, apart from the sentence; none once it runs.
 TEST(AdapterDecisions, PodGroupStatusCarriesWhatTheActionsFoundWhenTheyTriedToMakeRoom) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 
 #include "adapter/object_translation.h"
 #include "wire/quantity.h"
@@ -48,11 +50,26 @@ json start_estimate(const WaitingWorkload& waiting, const json& current, double 
   return estimate;
 }
 
-json queue_position_json(const WaitingWorkload& waiting) {
+// Within a tenth of the old figure (exact for the first ten places), the old one is kept: every
+// start would otherwise shift, and so rewrite, the place of everything behind it in a long queue.
+bool within_a_tenth(const json& old, const char* field, std::int64_t now_value) {
+  if (!old.contains(field) || !old[field].is_number_integer()) return false;
+  const std::int64_t was = old[field].get<std::int64_t>();
+  return was > 10 && std::abs(was - now_value) < was / 10;
+}
+
+json queue_position_json(const WaitingWorkload& waiting, const json& current) {
   if (!waiting.queue_place) return nullptr;
-  return {{"queue", waiting.queue_place->queue},
-          {"position", waiting.queue_place->position},
-          {"pending", waiting.queue_place->pending}};
+  json place = {{"queue", waiting.queue_place->queue},
+                {"position", waiting.queue_place->position},
+                {"pending", waiting.queue_place->pending}};
+  const json old = current.is_object() ? current.value("/status/queuePosition"_json_pointer, json()) : json();
+  if (!old.is_object() || old.value("queue", "") != waiting.queue_place->queue) return place;
+  const std::int64_t position = waiting.queue_place->position;
+  const std::int64_t pending = waiting.queue_place->pending;
+  const bool same_position = old.value("position", std::int64_t{-1}) == position || within_a_tenth(old, "position", position);
+  const bool same_pending = old.value("pending", std::int64_t{-1}) == pending || within_a_tenth(old, "pending", pending);
+  return same_position && same_pending ? old : place;
 }
 
 json room_attempts_json(const WaitingWorkload& waiting) {
@@ -138,7 +155,7 @@ json pod_group_status(const json& current, const Snapshot& snapshot, const PodGr
                  {"failed", failed},
                  {"conditions", std::move(conditions)},
                  {"startEstimate", waits ? start_estimate(*waits, current, now) : json(nullptr)},
-                 {"queuePosition", waits ? queue_position_json(*waits) : json(nullptr)},
+                 {"queuePosition", waits ? queue_position_json(*waits, current) : json(nullptr)},
                  {"roomAttempts", waits ? room_attempts_json(*waits) : json(nullptr)}};
   const RestartTally* tally = progress.restarts ? progress.restarts->tally(key) : nullptr;
   if (tally) status.update(restart_status(*tally));
