@@ -685,6 +685,24 @@ class RoomSearch {
 
 namespace {
 
+// Whether the plan's domain could hold the gang under a rule that names its victims by queue and
+// priority alone (preemption, and its explanation): its free GPUs plus those such victims hold
+// there reach `need`. True for the other rules, whose allowances move as a search evicts.
+bool may_hold(CycleContext& context, const VictimIndex& victims, const RoomRequest& request, const DomainPlan& plan,
+              int64_t need) {
+  const bool lower_only = request.victims == VictimRule::kOwnQueueLowerPriority;
+  if ((!lower_only && request.victims != VictimRule::kOwnQueue) || plan.level < 0) return true;
+  const Workload& pending = context.workloads()[request.pending];
+  int64_t reach = plan.free_milli;
+  for (NodeIndex node : plan.scope.gang) {
+    for (const VictimGpus::Entry& entry : victims.gpus().on(node)) {
+      if (entry.queue == pending.queue && (!lower_only || entry.priority < pending.spec.priority))
+        reach += entry.gpu_milli;
+    }
+  }
+  return reach >= need;
+}
+
 // Why reclaim or preemption made no room by topology (TopologyRoomFinding): whether a search
 // without the action's limit serves the first plan (the most GPUs free), its victims counted per
 // queue against what the limit lets each lose. Only after a failure, so a cycle that makes room
@@ -717,7 +735,8 @@ void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequ
     const DomainPlan& plan = plans.front();
     const NodeIndex start = victims.next_start();
     RoomSearch trial(context, victims, unlimited, plan.scope, true);
-    if (trial.run() && plan.named_domain >= 0) {
+    if (may_hold(context, victims, unlimited, plan, context.gang_gpu_milli(request.pending)) && trial.run() &&
+        plan.named_domain >= 0) {
       found->level = std::string(domains.noun(gang.topology, plan.named_level));
       found->domain = domains.domains(gang.topology, plan.named_level)[static_cast<size_t>(plan.named_domain)].value;
       found->victims = trial.trial_victims();
@@ -752,22 +771,6 @@ bool bounded_by_units(CycleContext& context, const RoomRequest& request) {
   const auto& gang = context.workloads()[request.pending].gang();
   return std::none_of(gang.begin(), gang.end(),
                       [&cluster](PodId pod) { return cluster.pod(pod).gpu.kind == GpuRequest::Kind::kMemory; });
-}
-
-// Whether the plan's domain could hold the gang under a rule that names its victims by queue and
-// priority alone (preemption): its free GPUs plus those such victims hold there reach `need`.
-// True for the other rules, whose allowances move as a search evicts.
-bool may_hold(CycleContext& context, const VictimIndex& victims, const RoomRequest& request, const DomainPlan& plan,
-              int64_t need) {
-  if (request.victims != VictimRule::kOwnQueueLowerPriority || plan.level < 0) return true;
-  const Workload& pending = context.workloads()[request.pending];
-  int64_t reach = plan.free_milli;
-  for (NodeIndex node : plan.scope.gang) {
-    for (const VictimGpus::Entry& entry : victims.gpus().on(node)) {
-      if (entry.queue == pending.queue && entry.priority < pending.spec.priority) reach += entry.gpu_milli;
-    }
-  }
-  return reach >= need;
 }
 
 bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
