@@ -209,6 +209,31 @@ TEST(RoomPlans, APlanNeedsAtLeastWhatItsDomainLacksOverTheLargestUnitInEvictions
   EXPECT_EQ(min_evictions(plan, 64 * kGpu, 8 * kGpu), 0);  // the whole cluster: no domain's room
 }
 
+TEST_F(TopologyWorld, ReclaimPassesOverARackWhoseWorkIsOfAQueueAtItsFairShare) {
+  // r0 is held by "steady" (deserved 16, at its share: it may lose nothing); "other" (deserved
+  // nothing) borrows the six other nodes. An 8-GPU required-rack gang of "q" cannot be served in
+  // r0; one eviction of "other" frees a node of r1, the first rack after it.
+  SchedulerWorld reclaim_world(racked_cluster(),
+                               {gpu_queue("q", "", 16), gpu_queue("steady", "", 16), gpu_queue("other", "", 0)});
+  auto add = [&](WorkloadSpec spec, const std::string& queue, NodeIndex node, double at) {
+    spec.queue = queue;
+    if (node >= 0) spec.pods[0].node_selector["host"] = fmt::format("h{}", node);
+    return reclaim_world.workloads().add(std::move(spec), *reclaim_world.tree().find(queue), reclaim_world.cluster(),
+                                         at);
+  };
+  for (NodeIndex node = 0; node < 8; ++node)
+    add(gang(fmt::format("j{}", node), 1, 8), node < 2 ? "steady" : "other", node, 0);
+  reclaim_world.cycle(0);
+  ASSERT_DOUBLE_EQ(reclaim_world.gpus_of("other"), 48);
+  const WorkloadId id = add(gang("needs-rack", 2, 4, {"net", "rack", ""}), "q", -1, 1);
+  const CycleResult result = reclaim_world.cycle(100);
+  ASSERT_TRUE(reclaim_world.running(id));
+  ASSERT_EQ(result.evictions.size(), 1u);
+  EXPECT_EQ(reclaim_world.workloads()[result.evictions[0].workload].spec.name, "j2");
+  for (PodId pod : reclaim_world.workloads()[id].pods) EXPECT_EQ(reclaim_world.cluster().binding(pod)->node, 2);
+  EXPECT_DOUBLE_EQ(reclaim_world.gpus_of("steady"), 16);
+}
+
 // Queue "q" (deserved `q_deserved`) beside queue "other" (deserved the rest of the 64 GPUs), whose
 // one-pod 8-GPU jobs are pinned to their nodes (they cannot move) on the nodes listed.
 class RoomWorld : public ::testing::Test {
