@@ -534,9 +534,12 @@ class RoomSearch {
     bool listed_only = false;
   };
 
-  // Which queues may give (accepted_, accepted_flag_, reach_cap_) and so which nodes to visit;
-  // node_list_ only for a search that visits more than a domain (`listing`).
-  SearchScope scope_search(const NodeQuest& quest, NodeIndex start, bool listing) {
+  // Which queues may give (accepted_, accepted_flag_, reach_cap_) and so which nodes to visit.
+  // A search that visits only a domain (`whole_cluster` false) lists no nodes, and for a GPU pod
+  // under live bounds in a domain of under a sixteenth of the cluster marks none either: may_serve
+  // turns down each node the marks would have passed over (they only hold more than may_free_now
+  // counts), and the marks, kept for the whole cluster, then cost more than the domain's checks.
+  SearchScope scope_search(const NodeQuest& quest, NodeIndex start, bool whole_cluster) {
     const int node_count = context_.cluster().node_count();
     size_t listed = 0;
     const bool by_rule = request_.victims != VictimRule::kAny;  // the rule names the queues that may give
@@ -559,16 +562,17 @@ class RoomSearch {
                                                             : request_.give_cap_milli[queue];
     }
     SearchScope scope;
+    const bool small_domain = !whole_cluster && domain_.size() * 16 < static_cast<size_t>(node_count);
+    const bool marks = by_queue && (!small_domain || quest.need == 0 || !quest.live_bounds);
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway.
-    scope.listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
-    scope.of_queues = by_queue ? victims_.nodes_of_any(accepted_).data() : nullptr;
+    scope.listed_only = marks && whole_cluster && listed < static_cast<size_t>(node_count) / 4;
+    scope.of_queues = marks ? victims_.nodes_of_any(accepted_).data() : nullptr;
     // No unit larger than the budget can be taken either: the search stops at it.
     take_cap_.resize(reach_cap_.size());
     for (QueueIndex queue = 0; queue < take_cap_.size(); ++queue)
       take_cap_[queue] = std::min(reach_cap_[queue], quest.budget);
-    if (by_queue && quest.live_bounds) victims_.gpus().choose_givers(take_cap_);
-    if (scope.listed_only && listing)
-      list_nodes(scope.of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
+    if (marks && quest.live_bounds) victims_.gpus().choose_givers(take_cap_);
+    if (scope.listed_only) list_nodes(scope.of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
     return scope;
   }
 
