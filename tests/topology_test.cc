@@ -6,6 +6,7 @@
 #include "engine/invariants.h"
 #include "engine/topology_placement.h"
 #include "policy/domain_choice.h"
+#include "scheduler/domain_plans.h"
 #include "scheduler_world.h"
 #include "sim/cycle_replay.h"
 #include "sim/scenario_loader.h"
@@ -196,6 +197,43 @@ TEST_F(TopologyWorld, ReclaimForARequiredRackGangEvictsInTheRackThatNeedsFewestE
   for (PodId pod : reclaim_world.workloads()[id].pods) EXPECT_GE(reclaim_world.cluster().binding(pod)->node, 6);
 }
 
+TEST(RoomPlans, APlanNeedsAtLeastWhatItsDomainLacksOverTheLargestUnitInEvictions) {
+  DomainPlan plan;
+  plan.level = 1;
+  plan.free_milli = 20 * kGpu;
+  EXPECT_EQ(min_evictions(plan, 64 * kGpu, 8 * kGpu), 6);   // 44 lacking, 8 at most per unit
+  EXPECT_EQ(min_evictions(plan, 64 * kGpu, 64 * kGpu), 1);  // one unit might hold all of it
+  EXPECT_EQ(min_evictions(plan, 20 * kGpu, 8 * kGpu), 0);   // free room holds it
+  EXPECT_EQ(min_evictions(plan, 64 * kGpu, 0), 0);          // no bound asked for
+  plan.level = -1;
+  EXPECT_EQ(min_evictions(plan, 64 * kGpu, 8 * kGpu), 0);  // the whole cluster: no domain's room
+}
+
+TEST_F(TopologyWorld, ReclaimPassesOverARackWhoseWorkIsOfAQueueAtItsFairShare) {
+  // r0 is held by "steady" (deserved 16, at its share: it may lose nothing); "other" (deserved
+  // nothing) borrows the six other nodes. An 8-GPU required-rack gang of "q" cannot be served in
+  // r0; one eviction of "other" frees a node of r1, the first rack after it.
+  SchedulerWorld reclaim_world(racked_cluster(),
+                               {gpu_queue("q", "", 16), gpu_queue("steady", "", 16), gpu_queue("other", "", 0)});
+  auto add = [&](WorkloadSpec spec, const std::string& queue, NodeIndex node, double at) {
+    spec.queue = queue;
+    if (node >= 0) spec.pods[0].node_selector["host"] = fmt::format("h{}", node);
+    return reclaim_world.workloads().add(std::move(spec), *reclaim_world.tree().find(queue), reclaim_world.cluster(),
+                                         at);
+  };
+  for (NodeIndex node = 0; node < 8; ++node)
+    add(gang(fmt::format("j{}", node), 1, 8), node < 2 ? "steady" : "other", node, 0);
+  reclaim_world.cycle(0);
+  ASSERT_DOUBLE_EQ(reclaim_world.gpus_of("other"), 48);
+  const WorkloadId id = add(gang("needs-rack", 2, 4, {"net", "rack", ""}), "q", -1, 1);
+  const CycleResult result = reclaim_world.cycle(100);
+  ASSERT_TRUE(reclaim_world.running(id));
+  ASSERT_EQ(result.evictions.size(), 1u);
+  EXPECT_EQ(reclaim_world.workloads()[result.evictions[0].workload].spec.name, "j2");
+  for (PodId pod : reclaim_world.workloads()[id].pods) EXPECT_EQ(reclaim_world.cluster().binding(pod)->node, 2);
+  EXPECT_DOUBLE_EQ(reclaim_world.gpus_of("steady"), 16);
+}
+
 // Queue "q" (deserved `q_deserved`) beside queue "other" (deserved the rest of the 64 GPUs), whose
 // one-pod 8-GPU jobs are pinned to their nodes (they cannot move) on the nodes listed.
 class RoomWorld : public ::testing::Test {
@@ -301,6 +339,53 @@ TEST_F(RoomWorld, NoRackCanBeFreedWhenItsWorkIsNotPreemptible) {
           .ends_with(
               "(rack r0); no rack could be freed: too little preemptible work past its minimum runtime in any rack"))
       << reason_of(result, id);
+}
+
+TEST_F(RoomWorld, PreemptionTriesALessFreeRackWhoseLargerWorkMayFreeItWithFewerEvictions) {
+  // All of "q", of lower priority than the gang unless said: r0 has node 1 free and two 4-GPU
+  // jobs on node 0; r1 holds a 16-GPU pair; r2 two jobs of the gang's priority, r3 one beside 8
+  // free GPUs. r0, the most free, needs 2 evictions; r3 cannot be freed; r1, with nothing free,
+  // needs at least 1 (the pair is the largest unit) and takes 1, so it is searched and chosen.
+  build(64, {}, 0);
+  auto low = [](WorkloadSpec spec) {
+    spec.priority = -1;
+    for (PodSpec& pod : spec.pods) pod.priority = -1;
+    return spec;
+  };
+  add(low(pinned("small-a", 0, 4)), "q", 0);
+  add(low(pinned("small-b", 0, 4)), "q", 0);
+  add(low(in_rack(gang("pair", 2, 8, {"net", "rack", ""}), "r1")), "q", 0);
+  for (int node : {4, 5, 6}) add(pinned(fmt::format("mine{}", node), node), "q", 0);
+  world->cycle(0);
+  ASSERT_EQ(node_of("pair"), 2);
+  const WorkloadId id = add_rack_gang(1);
+  const CycleResult result = world->cycle(100);
+  ASSERT_TRUE(world->running(id)) << reason_of(result, id);
+  ASSERT_EQ(result.evictions.size(), 1u);
+  EXPECT_EQ(world->workloads()[result.evictions[0].workload].spec.name, "pair");
+  EXPECT_EQ(nodes_of_workload(id), (std::vector<NodeIndex>{2, 3}));
+}
+
+TEST_F(RoomWorld, PreemptionPassesOverTheFreestRackWhenItsWorkIsNotOfLowerPriority) {
+  // All of "q": r0 and r3 have 8 GPUs free beside a job of the gang's priority; r1 holds two
+  // jobs of lower priority, r2 two of the gang's. Only r1 can be freed.
+  build(64, {}, 0);
+  for (int node : {0, 4, 5, 6}) add(pinned(fmt::format("mine{}", node), node), "q", 0);
+  for (int node : {2, 3}) {
+    WorkloadSpec spec = pinned(fmt::format("low{}", node), node);
+    spec.priority = -1;
+    for (PodSpec& pod : spec.pods) pod.priority = -1;
+    add(std::move(spec), "q", 0);
+  }
+  world->cycle(0);
+  const WorkloadId id = add_rack_gang(1);
+  const CycleResult result = world->cycle(100);
+  ASSERT_TRUE(world->running(id)) << reason_of(result, id);
+  std::vector<std::string> evicted;
+  for (const Eviction& eviction : result.evictions) evicted.push_back(world->workloads()[eviction.workload].spec.name);
+  std::sort(evicted.begin(), evicted.end());
+  EXPECT_EQ(evicted, (std::vector<std::string>{"low2", "low3"}));
+  EXPECT_EQ(nodes_of_workload(id), (std::vector<NodeIndex>{2, 3}));
 }
 
 TEST_F(RoomWorld, ReclaimForSubgroupsFreesARackForEachInsideTheBlockThatNeedsFewestEvictions) {

@@ -1,5 +1,7 @@
 #include "scheduler/domain_plans.h"
 
+#include <climits>
+
 namespace tessera {
 
 namespace {
@@ -10,14 +12,12 @@ struct LevelRoom {
   std::vector<int64_t> reach;
 };
 
-LevelRoom level_room(const ClusterState& cluster, const VictimIndex& victims, int topology, int level) {
+LevelRoom level_room(const ClusterState& cluster, VictimIndex& victims, int topology, int level) {
   const TopologyDomains& domains = cluster.topology();
   LevelRoom room{domains.free_gpu_milli(cluster, topology, level), {}};
   room.reach = room.free;
-  const auto& all = domains.domains(topology, level);
-  for (size_t domain = 0; domain < all.size(); ++domain) {
-    for (NodeIndex node : all[domain].nodes) room.reach[domain] += victims.gpus_held_on(node);
-  }
+  const std::vector<int64_t>& held = victims.gpus_held_in(domains, topology, level);
+  for (size_t domain = 0; domain < held.size(); ++domain) room.reach[domain] += held[domain];
   return room;
 }
 
@@ -25,7 +25,7 @@ LevelRoom level_room(const ClusterState& cluster, const VictimIndex& victims, in
 // cluster) in a domain of its level inside it: largest subgroup first, each into the domain with
 // the most GPUs left free whose reach still holds it, so subgroups share a domain only where its
 // free room holds them. False when some subgroup has no such domain.
-bool seat_parts(const ClusterState& cluster, const VictimIndex& victims, const GangTopology& gang, DomainPlan& plan) {
+bool seat_parts(const ClusterState& cluster, VictimIndex& victims, const GangTopology& gang, DomainPlan& plan) {
   const TopologyDomains& domains = cluster.topology();
   std::vector<std::pair<int, LevelRoom>> rooms;  // per level met so far, what is left of it
   for (const GangTopology::Part& part : gang.parts) {
@@ -61,7 +61,7 @@ bool seat_parts(const ClusterState& cluster, const VictimIndex& victims, const G
 
 // The plans to try, best first: one per domain of the gang's required level that could hold it
 // (with its subgroups seated), or, without a required level, one in the whole cluster.
-std::vector<DomainPlan> domain_plans(const ClusterState& cluster, const VictimIndex& victims, int64_t need,
+std::vector<DomainPlan> domain_plans(const ClusterState& cluster, VictimIndex& victims, int64_t need,
                                      const GangTopology& gang) {
   std::vector<DomainPlan> plans;
   const int level = gang.whole.required;
@@ -81,11 +81,18 @@ std::vector<DomainPlan> domain_plans(const ClusterState& cluster, const VictimIn
   });
   const auto& all = cluster.topology().domains(gang.topology, level);
   for (int32_t domain : reachable) {
-    DomainPlan plan{{all[static_cast<size_t>(domain)].nodes, {}}, level, domain, level, domain};
+    DomainPlan plan{{all[static_cast<size_t>(domain)].nodes, {}}, level, domain, level, domain,
+                    room.free[static_cast<size_t>(domain)]};
     if (seat_parts(cluster, victims, gang, plan)) plans.push_back(std::move(plan));
     if (plans.size() == static_cast<size_t>(kMaxRoomTrials)) break;
   }
   return plans;
+}
+
+int min_evictions(const DomainPlan& plan, int64_t need, int64_t max_unit_milli) {
+  const int64_t lacking = need - plan.free_milli;
+  if (plan.level < 0 || max_unit_milli <= 0 || lacking <= 0) return 0;
+  return static_cast<int>(std::min<int64_t>((lacking + max_unit_milli - 1) / max_unit_milli, INT_MAX));
 }
 
 // Whether some domain of the gang's required level has the GPUs to hold it when empty (true

@@ -35,9 +35,9 @@ struct RoomScope {
 // docs/topology.md#making-room-by-topology: for a gang with a required level, the domains of that
 // level that could hold it once their victims are gone (free GPUs plus what the index holds there
 // reach its need), the most free first; each subgroup with a required level of its own is seated
-// in a domain of that level inside the gang's. Each of the first kMaxRoomTrials such plans is
-// searched as a trial, and the one that needs the fewest evictions is searched again for real.
-// No domain where even every victim leaves too little is touched. Each trial is a victim search
+// in a domain of that level inside the gang's. Of the first kMaxRoomTrials such plans, each that
+// could beat the best so far (min_evictions) is searched as a trial, and the one that needs the
+// fewest evictions commits. No domain where even every victim leaves too little is touched. Each trial is a victim search
 // of its own; the domains with the most free GPUs, tried first, are those likeliest to need fewest
 // evictions, so a few suffice.
 inline constexpr int kMaxRoomTrials = 4;
@@ -51,11 +51,18 @@ struct DomainPlan {
   int32_t domain = -1;
   int named_level = -1;
   int32_t named_domain = -1;
+  int64_t free_milli = 0;  // the GPUs free in the gang's domain (with a required level)
 };
+
+// The fewest units a search in the plan can evict for good to free the gang's `need` (milli):
+// what the domain lacks over the largest unit. Plans come most free first, so no later plan's
+// is lower. A bound only where each pod takes its nominal GPUs and nothing moves instead:
+// callers pass 0 elsewhere as `max_unit_milli`, and get 0.
+int min_evictions(const DomainPlan& plan, int64_t need, int64_t max_unit_milli);
 
 // The plans to try, best first: one per domain of the gang's required level that could hold it
 // (with its subgroups seated), or, without a required level, one in the whole cluster.
-std::vector<DomainPlan> domain_plans(const ClusterState& cluster, const VictimIndex& victims, int64_t need,
+std::vector<DomainPlan> domain_plans(const ClusterState& cluster, VictimIndex& victims, int64_t need,
                                      const GangTopology& gang);
 
 // Whether some domain of the gang's required level has the GPUs to hold it when empty (true

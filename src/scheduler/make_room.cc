@@ -51,11 +51,13 @@ constexpr int kCandidateNodes = 100;
 
 class RoomSearch {
  public:
-  // `trial`: the search rolls back instead of committing, counting its evictions.
+  // `trial`: the search counts its evictions and rolls back instead of committing, unless they
+  // are `keep_within` or fewer (kept(): it committed).
   RoomSearch(CycleContext& context, VictimIndex& victims, const RoomRequest& request, RoomScope scope = {},
-             bool trial = false)
+             bool trial = false, int keep_within = -1)
       : scope_(std::move(scope)),
         trial_(trial),
+        keep_within_(keep_within),
         context_(context),
         victims_(victims),
         request_(request),
@@ -66,6 +68,7 @@ class RoomSearch {
   // After a trial run that succeeded: the units it evicted for good, and per queue what they were.
   int trial_evictions() const { return trial_evictions_; }
   const std::vector<TopologyRoomFinding::Victims>& trial_victims() const { return trial_victims_; }
+  bool kept() const { return kept_; }
 
   bool run() {
     ClusterState& cluster = context_.cluster();
@@ -161,7 +164,8 @@ class RoomSearch {
         ++trial_evictions_;
         count_victim(*unit.unit);
       }
-      return !give_up(statement);
+      if (trial_evictions_ > keep_within_) return !give_up(statement);
+      kept_ = true;
     }
     const size_t first_eviction = context_.result().evictions.size();
     context_.commit(statement, request_.action, request_.pending);
@@ -456,7 +460,10 @@ class RoomSearch {
         // The resources the queue rules compare for this workload (ResourceMeter::key_resources).
         context_.gang_gpu_milli(request_.pending) > 0 ? VictimIndex::kHoldsGpu : VictimIndex::kHoldsCpuOrMemory};
     const NodeIndex start = victims_.next_start() % std::max(1, node_count);
-    const SearchScope scope = scope_search(quest, start);
+    // Victims of a moved unit's pod may be anywhere; those of the pending gang only in its domain,
+    // whose nodes alone are visited.
+    const bool in_domain_only = !domain_.empty() && for_workload == request_.pending;
+    const SearchScope scope = scope_search(quest, start, !in_domain_only);
     by_class_ = cluster.distinguishes_selector_of(pod);
     class_fits_.assign(by_class_ ? static_cast<size_t>(cluster.node_class_count()) : 0, kNotChecked);
     int candidates_left = kCandidateNodes;
@@ -472,9 +479,6 @@ class RoomSearch {
     // evicting those frees nothing it needs (it fits nowhere as things stand).
     const bool only_queue_nodes =
         quest.live_bounds && quest.need == 0 && quest.key_mask == VictimIndex::kHoldsCpuOrMemory;
-    // Victims of a moved unit's pod may be anywhere; those of the pending gang only in its domain,
-    // whose nodes alone are visited.
-    const bool in_domain_only = !domain_.empty() && for_workload == request_.pending;
     auto visit = [&](NodeIndex node) {  // true: the search is over
       if (skip_unless && !has_bit(skip_unless, node) && (only_queue_nodes || cluster.gpu_free_milli(node) < quest.need))
         return false;
@@ -531,7 +535,11 @@ class RoomSearch {
   };
 
   // Which queues may give (accepted_, accepted_flag_, reach_cap_) and so which nodes to visit.
-  SearchScope scope_search(const NodeQuest& quest, NodeIndex start) {
+  // A search that visits only a domain (`whole_cluster` false) lists no nodes, and for a GPU pod
+  // under live bounds in a domain of under a sixteenth of the cluster marks none either: may_serve
+  // turns down each node the marks would have passed over (they only hold more than may_free_now
+  // counts), and the marks, kept for the whole cluster, then cost more than the domain's checks.
+  SearchScope scope_search(const NodeQuest& quest, NodeIndex start, bool whole_cluster) {
     const int node_count = context_.cluster().node_count();
     size_t listed = 0;
     const bool by_rule = request_.victims != VictimRule::kAny;  // the rule names the queues that may give
@@ -554,14 +562,16 @@ class RoomSearch {
                                                             : request_.give_cap_milli[queue];
     }
     SearchScope scope;
+    const bool small_domain = !whole_cluster && domain_.size() * 16 < static_cast<size_t>(node_count);
+    const bool marks = by_queue && (!small_domain || quest.need == 0 || !quest.live_bounds);
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway.
-    scope.listed_only = by_queue && listed < static_cast<size_t>(node_count) / 4;
-    scope.of_queues = by_queue ? victims_.nodes_of_any(accepted_).data() : nullptr;
+    scope.listed_only = marks && whole_cluster && listed < static_cast<size_t>(node_count) / 4;
+    scope.of_queues = marks ? victims_.nodes_of_any(accepted_).data() : nullptr;
     // No unit larger than the budget can be taken either: the search stops at it.
     take_cap_.resize(reach_cap_.size());
     for (QueueIndex queue = 0; queue < take_cap_.size(); ++queue)
       take_cap_[queue] = std::min(reach_cap_[queue], quest.budget);
-    if (by_queue && quest.live_bounds) victims_.gpus().choose_givers(take_cap_);
+    if (marks && quest.live_bounds) victims_.gpus().choose_givers(take_cap_);
     if (scope.listed_only) list_nodes(scope.of_queues, static_cast<size_t>(node_count), static_cast<size_t>(start));
     return scope;
   }
@@ -643,6 +653,8 @@ class RoomSearch {
   const RoomScope scope_;
   std::span<const NodeIndex> domain_;  // the scope of the pending pod being placed
   const bool trial_;
+  const int keep_within_;
+  bool kept_ = false;
   int trial_evictions_ = 0;
   std::vector<TopologyRoomFinding::Victims> trial_victims_;
   CycleContext& context_;
@@ -677,6 +689,24 @@ class RoomSearch {
 
 namespace {
 
+// Whether the plan's domain could hold the gang under a rule that names its victims by queue and
+// priority alone (preemption, and its explanation): its free GPUs plus those such victims hold
+// there reach `need`. True for the other rules, whose allowances move as a search evicts.
+bool may_hold(CycleContext& context, const VictimIndex& victims, const RoomRequest& request, const DomainPlan& plan,
+              int64_t need) {
+  const bool lower_only = request.victims == VictimRule::kOwnQueueLowerPriority;
+  if ((!lower_only && request.victims != VictimRule::kOwnQueue) || plan.level < 0) return true;
+  const Workload& pending = context.workloads()[request.pending];
+  int64_t reach = plan.free_milli;
+  for (NodeIndex node : plan.scope.gang) {
+    for (const VictimGpus::Entry& entry : victims.gpus().on(node)) {
+      if (entry.queue == pending.queue && (!lower_only || entry.priority < pending.spec.priority))
+        reach += entry.gpu_milli;
+    }
+  }
+  return reach >= need;
+}
+
 // Why reclaim or preemption made no room by topology (TopologyRoomFinding): whether a search
 // without the action's limit serves the first plan (the most GPUs free), its victims counted per
 // queue against what the limit lets each lose. Only after a failure, so a cycle that makes room
@@ -709,7 +739,8 @@ void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequ
     const DomainPlan& plan = plans.front();
     const NodeIndex start = victims.next_start();
     RoomSearch trial(context, victims, unlimited, plan.scope, true);
-    if (trial.run() && plan.named_domain >= 0) {
+    if (may_hold(context, victims, unlimited, plan, context.gang_gpu_milli(request.pending)) && trial.run() &&
+        plan.named_domain >= 0) {
       found->level = std::string(domains.noun(gang.topology, plan.named_level));
       found->domain = domains.domains(gang.topology, plan.named_level)[static_cast<size_t>(plan.named_domain)].value;
       found->victims = trial.trial_victims();
@@ -735,21 +766,46 @@ void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequ
   (request.action == Action::kReclaim ? reason->reclaim_room : reason->preemption_room) = std::move(found);
 }
 
+// Whether min_evictions bounds the trials' evictions: every unit a trial does not evict for good
+// stays where it was (nothing moves), and each pod of the gang takes its nominal GPUs (not so for
+// a GPU-memory request on a larger device).
+bool bounded_by_units(CycleContext& context, const RoomRequest& request) {
+  if (request.move_victims || request.move_others) return false;
+  const ClusterState& cluster = context.cluster();
+  const auto& gang = context.workloads()[request.pending].gang();
+  return std::none_of(gang.begin(), gang.end(),
+                      [&cluster](PodId pod) { return cluster.pod(pod).gpu.kind == GpuRequest::Kind::kMemory; });
+}
+
 bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const RoomRequest& request,
                            const GangTopology& gang) {
-  const std::vector<DomainPlan> plans =
-      domain_plans(context.cluster(), victims, context.gang_gpu_milli(request.pending), gang);
+  const int64_t need = context.gang_gpu_milli(request.pending);
+  const std::vector<DomainPlan> plans = domain_plans(context.cluster(), victims, need, gang);
+  const int64_t max_unit = bounded_by_units(context, request) ? victims.max_unit_gpu_milli() : 0;
+  // The fewest evictions plan `i` could need (none past the last plan): a plan that cannot beat
+  // the best so far is not searched, and a trial that no later plan can beat commits at once.
+  auto floor_of = [&](size_t i) {
+    return i < plans.size() ? min_evictions(plans[i], need, max_unit) : std::numeric_limits<int>::max();
+  };
   const DomainPlan* best = nullptr;
   int best_evictions = 0;
-  for (const DomainPlan& plan : plans) {
+  // A trial leaves no trace, not even where the next search starts: so a plan not searched
+  // changes nothing, and the search again of the best is its trial over.
+  const NodeIndex start = victims.next_start();
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (best && floor_of(i) >= best_evictions) break;  // nor can the later plans, less free
+    if (!may_hold(context, victims, request, plans[i], need)) continue;
     if (request.refresh) request.refresh();
-    RoomSearch trial(context, victims, request, plan.scope, true);
-    if (!trial.run()) continue;
+    const int keep_within = std::min(best ? best_evictions - 1 : std::numeric_limits<int>::max(), floor_of(i + 1));
+    RoomSearch trial(context, victims, request, plans[i].scope, true, keep_within);
+    const bool served = trial.run();
+    if (trial.kept()) return true;
+    victims.next_start() = start;
+    if (!served) continue;
     if (!best || trial.trial_evictions() < best_evictions) {
-      best = &plan;
+      best = &plans[i];
       best_evictions = trial.trial_evictions();
     }
-    if (best_evictions == 0) break;
   }
   if (!best) {
     // Reclaim's second attempt (with moves) finds what its first found.

@@ -108,9 +108,22 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
     gpus_.add(binding.node, workload.queue, unit.priority, victim.whole() ? binding.gpu_milli() : 0, unit.gpu_milli);
   }
   min_priority_ = std::min(min_priority_, unit.priority);
+  max_unit_gpu_milli_ = std::max(max_unit_gpu_milli_, unit.gpu_milli);
   tags_.push_back({victim.workload, static_cast<uint32_t>(workload.queue), holds, 0});
   units_.push_back(unit);
   return index;
+}
+
+const std::vector<int64_t>& VictimIndex::gpus_held_in(const TopologyDomains& domains, int topology, int level) {
+  for (const HeldIn& held : held_in_) {
+    if (held.topology == topology && held.level == level) return held.gpu_milli;
+  }
+  const auto& all = domains.domains(topology, level);
+  HeldIn& held = held_in_.emplace_back(HeldIn{topology, level, std::vector<int64_t>(all.size(), 0)});
+  for (size_t domain = 0; domain < all.size(); ++domain) {
+    for (NodeIndex node : all[domain].nodes) held.gpu_milli[domain] += gpus_held_on(node);
+  }
+  return held.gpu_milli;
 }
 
 const std::vector<uint64_t>& VictimIndex::nodes_of_any(const std::vector<QueueIndex>& leaves) {

@@ -57,6 +57,9 @@ class VictimIndex {
   }
   // Their sum over every queue on the node: what evicting all of them could free at most.
   int64_t gpus_held_on(NodeIndex node) const { return gpus_held_[static_cast<size_t>(node)]; }
+  // Per domain of a topology level (TopologyDomains): gpus_held_on summed over its nodes. As
+  // indexed, so fixed for the index's life: summed once per level asked.
+  const std::vector<int64_t>& gpus_held_in(const TopologyDomains& domains, int topology, int level);
   // The nodes where any of the leaf queues has units, as bits (word node / 64, bit node % 64).
   // Kept from the last list of queues and changed by the queues that came or went: consecutive
   // searches ask for much the same.
@@ -94,6 +97,8 @@ class VictimIndex {
   uint8_t holds(uint32_t index) const { return tags_[index].holds; }
   // The lowest priority of any unit: a node whose victims are all of it is as cheap as it gets.
   int min_priority() const { return min_priority_; }
+  // The most GPUs (milli) any unit holds, as indexed: no eviction frees more.
+  int64_t max_unit_gpu_milli() const { return max_unit_gpu_milli_; }
   // Marks gone every unit touched by the evictions: the unit itself and, for an extra, its
   // workload's whole unit (whose pods changed); takes what they held out of gpus().
   void forget(const std::vector<Eviction>& evictions, size_t first);
@@ -144,6 +149,13 @@ class VictimIndex {
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
   std::vector<char> extra_counted_;  // forget's, per extra of one workload
   int min_priority_ = 0;
+  int64_t max_unit_gpu_milli_ = 0;
+  struct HeldIn {
+    int topology = 0;
+    int level = 0;
+    std::vector<int64_t> gpu_milli;
+  };
+  std::vector<HeldIn> held_in_;  // gpus_held_in's, per level asked
   NodeIndex next_start_ = 0;
 };
 
