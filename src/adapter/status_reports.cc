@@ -67,8 +67,10 @@ json queue_position_json(const WaitingWorkload& waiting, const json& current) {
   if (!old.is_object() || old.value("queue", "") != waiting.queue_place->queue) return place;
   const std::int64_t position = waiting.queue_place->position;
   const std::int64_t pending = waiting.queue_place->pending;
-  const bool same_position = old.value("position", std::int64_t{-1}) == position || within_a_tenth(old, "position", position);
-  const bool same_pending = old.value("pending", std::int64_t{-1}) == pending || within_a_tenth(old, "pending", pending);
+  const bool same_position =
+      old.value("position", std::int64_t{-1}) == position || within_a_tenth(old, "position", position);
+  const bool same_pending =
+      old.value("pending", std::int64_t{-1}) == pending || within_a_tenth(old, "pending", pending);
   return same_position && same_pending ? old : place;
 }
 
