@@ -19,22 +19,9 @@ double gpus_of(const QueueTree& tree, const std::vector<ResourceVector>& amounts
 }
 
 // Each queue's position in the depth-first order the rows are in.
-std::vector<QueueIndex> depth_first(const QueueTree& tree) {
-  std::vector<QueueIndex> order;
-  std::vector<QueueIndex> stack(tree.top_level().rbegin(), tree.top_level().rend());
-  while (!stack.empty()) {
-    const QueueIndex queue = stack.back();
-    stack.pop_back();
-    order.push_back(queue);
-    const auto& children = tree.children(queue);
-    stack.insert(stack.end(), children.rbegin(), children.rend());
-  }
-  return order;
-}
-
 std::vector<int32_t> row_of_queue(const QueueTree& tree) {
   std::vector<int32_t> rows(tree.size(), -1);
-  const std::vector<QueueIndex> order = depth_first(tree);
+  const std::vector<QueueIndex> order = tree.depth_first();
   for (size_t row = 0; row < order.size(); ++row) rows[order[row]] = static_cast<int32_t>(row);
   return rows;
 }
@@ -63,12 +50,12 @@ std::vector<QueueRow> queue_rows(const CycleFacts& facts) {
   }
   const auto gpu = tree.resources().find(kGpuResource);
   std::vector<QueueRow> rows;
-  for (QueueIndex queue : depth_first(tree)) {
+  for (QueueIndex queue : tree.depth_first()) {
     const QueueSpec& spec = tree.spec(queue);
     QueueRow row;
     row.name = spec.name;
     row.parent = spec.parent;
-    for (QueueIndex up = tree.parent(queue); up != QueueTree::kNoParent; up = tree.parent(up)) ++row.depth;
+    row.depth = tree.depth(queue);
     row.leaf = tree.is_leaf(queue);
     if (gpu) {
       row.deserved = spec.quota_for(*gpu).deserved;

@@ -270,6 +270,25 @@ Result<QueueTree> QueueTree::build(std::vector<QueueSpec> specs, ResourceNames r
   return tree;
 }
 
+std::vector<QueueIndex> QueueTree::depth_first() const {
+  std::vector<QueueIndex> order;
+  order.reserve(size());
+  std::vector<QueueIndex> stack(top_level_.rbegin(), top_level_.rend());
+  while (!stack.empty()) {
+    const QueueIndex queue = stack.back();
+    stack.pop_back();
+    order.push_back(queue);
+    stack.insert(stack.end(), children_[queue].rbegin(), children_[queue].rend());
+  }
+  return order;
+}
+
+int QueueTree::depth(QueueIndex queue) const {
+  int depth = 0;
+  for (QueueIndex up = parents_[queue]; up != kNoParent; up = parents_[up]) ++depth;
+  return depth;
+}
+
 std::optional<QueueIndex> QueueTree::find(std::string_view name) const {
   for (QueueIndex queue = 0; queue < specs_.size(); ++queue) {
     if (specs_[queue].name == name) return queue;

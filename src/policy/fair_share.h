@@ -45,6 +45,10 @@ class QueueTree {
   const std::vector<QueueIndex>& leaves() const { return leaves_; }
   // Every queue, each after its parent (breadth first from the top-level queues).
   const std::vector<QueueIndex>& top_down() const { return top_down_; }
+  // Every queue, each followed by its subtree, children in order: the order a tree is printed in.
+  std::vector<QueueIndex> depth_first() const;
+  // How many ancestors a queue has: 0 for a top-level queue.
+  int depth(QueueIndex queue) const;
 
  private:
   QueueTree() = default;

@@ -944,7 +944,7 @@ class CycleReplay {
     cycle.topology = topology_summary();
     cycle.jct_seconds = quantiles(std::move(jcts));
 
-    for (QueueIndex queue : depth_first()) {
+    for (QueueIndex queue : tree_.depth_first()) {
       cycle.queues.push_back(queue_result(queue, samples, span, end, arrived, scheduled, completed));
     }
 
@@ -983,24 +983,6 @@ class CycleReplay {
     return result;
   }
 
-  std::vector<QueueIndex> depth_first() const {
-    std::vector<QueueIndex> order;
-    std::vector<QueueIndex> stack(tree_.top_level().rbegin(), tree_.top_level().rend());
-    while (!stack.empty()) {
-      const QueueIndex queue = stack.back();
-      stack.pop_back();
-      order.push_back(queue);
-      const std::vector<QueueIndex>& children = tree_.children(queue);
-      stack.insert(stack.end(), children.rbegin(), children.rend());
-    }
-    return order;
-  }
-
-  int depth_of(QueueIndex queue) const {
-    int depth = 0;
-    for (QueueIndex q = tree_.parent(queue); q != QueueTree::kNoParent; q = tree_.parent(q)) ++depth;
-    return depth;
-  }
 
   // The leaves of a queue's subtree (itself when it is one).
   std::vector<QueueIndex> leaves_under(QueueIndex queue) const {
@@ -1022,7 +1004,7 @@ class CycleReplay {
     QueueResult out;
     out.name = tree_.spec(queue).name;
     out.parent = tree_.spec(queue).parent;
-    out.depth = depth_of(queue);
+    out.depth = tree_.depth(queue);
     out.leaf = tree_.is_leaf(queue);
     out.deserved_gpus = deserved_[queue];
     if (const std::optional<double>& limit = tree_.quota(queue, gpu_).limit) out.limit_gpus = *limit;
