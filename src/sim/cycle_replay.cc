@@ -983,7 +983,6 @@ class CycleReplay {
     return result;
   }
 
-
   // The leaves of a queue's subtree (itself when it is one).
   std::vector<QueueIndex> leaves_under(QueueIndex queue) const {
     std::vector<QueueIndex> leaves;
