@@ -44,8 +44,9 @@ std::vector<QueueRow> queue_rows(const CycleFacts& facts) {
   std::vector<int> running(tree.size(), 0), pending(tree.size(), 0);
   for (WorkloadId id : facts.workloads.active()) {
     const QueueIndex leaf = facts.workloads[id].queue;
-    std::vector<int>& counts = facts.workloads.is_running(id, facts.cluster) ? running : pending;
-    if (!facts.workloads.is_running(id, facts.cluster) && !facts.workloads.is_pending(id, facts.cluster)) continue;
+    const bool is_running = facts.workloads.is_running(id, facts.cluster);
+    if (!is_running && !facts.workloads.is_pending(id, facts.cluster)) continue;
+    std::vector<int>& counts = is_running ? running : pending;
     for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree.parent(queue)) ++counts[queue];
   }
   const auto gpu = tree.resources().find(kGpuResource);
