@@ -164,6 +164,8 @@ TEST(ApiResponseTest, ReadsStatusBodies) {
   EXPECT_EQ(plain.reason(), "");
   const ApiResponse not_served{404, "404 page not found\n"};  // a Go server's default handler
   EXPECT_EQ(not_served.error_message(), "404 page not found");
+  EXPECT_EQ(not_served.failure_text(), "HTTP 404: 404 page not found");
+  EXPECT_EQ(conflict.failure_text(), "HTTP 409: Operation cannot be fulfilled");
 }
 
 TEST(ApiClientErrorsTest, ReportsTransportFailuresAsErrors) {

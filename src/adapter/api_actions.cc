@@ -29,7 +29,7 @@ CallResult outcome_of(const Result<kube::ApiResponse>& response) {
     case 429:
       return {CallOutcome::kRefused, response->error_message(), cause};
     default:
-      return {CallOutcome::kFailed, fmt::format("HTTP {}: {}", response->status, response->error_message()), cause};
+      return {CallOutcome::kFailed, response->failure_text(), cause};
   }
 }
 

@@ -19,7 +19,7 @@ constexpr std::string_view kResource = "podgroups";
 
 std::string status_text(const Result<kube::ApiResponse>& response) {
   if (!response) return response.error().message;
-  return fmt::format("HTTP {}: {}", response->status, response->error_message());
+  return response->failure_text();
 }
 
 }  // namespace

@@ -109,6 +109,8 @@ std::string ApiResponse::error_message() const {
   return std::string(text);
 }
 
+std::string ApiResponse::failure_text() const { return fmt::format("HTTP {}: {}", status, error_message()); }
+
 std::string ApiResponse::reason() const {
   const nlohmann::json parsed = json();
   if (parsed.is_object()) {
@@ -343,7 +345,7 @@ struct ApiClient::Impl {
     if (malformed) return Error{fmt::format("watch {}: {}", path, malformed->message)};
     if (consumer_stopped || stop.load()) return WatchEnd::kStopped;
     if (status != 0 && (status < 200 || status >= 300)) {
-      return Error{fmt::format("HTTP {}: {}", status, ApiResponse{status, std::move(error_body)}.error_message())};
+      return Error{ApiResponse{status, std::move(error_body)}.failure_text()};
     }
     if (!result) {
       const std::string failure = describe(result.error(), client);  // before the client goes

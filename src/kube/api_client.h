@@ -26,6 +26,8 @@ struct ApiResponse {
   // For an error: the message of the metav1.Status body, else the body itself without trailing
   // whitespace.
   std::string error_message() const;
+  // "HTTP 409: <error_message()>": how a failed call is told in logs, events and statuses.
+  std::string failure_text() const;
   // The Status reason ("AlreadyExists", "Conflict", "Expired", "TooManyRequests"...), or "".
   std::string reason() const;
   // Whether the Status lists a cause with this reason (how StatusCause serialises its type), as

@@ -73,7 +73,7 @@ struct LeaderElector::Impl {
     if (config.on_failure) {
       config.on_failure(fmt::format(
           "leader election: {} the lease {}/{} failed: {}", operation, config.lease_namespace, config.lease_name,
-          response ? fmt::format("HTTP {}: {}", response->status, response->error_message()) : cause));
+          response ? response->failure_text() : cause));
     }
     return false;
   }
