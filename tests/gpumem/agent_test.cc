@@ -53,6 +53,11 @@ TEST(PodEntries, APodWithoutGpuMemoryOrFinishedHasNone) {
 }
 
 TEST(PodEntries, BadAnnotationsAreNamedWithThePod) {
+  nlohmann::json numeric = bound_pod("n", {{"scheduling.tessera.dev/gpu-index", "0"}});
+  numeric["metadata"]["annotations"]["scheduling.tessera.dev/gpu-memory-limit-bytes"] = 10;
+  EXPECT_TRUE(entries_for_pod(numeric).entries.empty());
+  EXPECT_NE(entries_for_pod(numeric).problem.find("pod serving/n: metadata.annotations"), std::string::npos)
+      << entries_for_pod(numeric).problem;
   const PodEntries bytes = entries_for_pod(bound_pod(
       "a", {{"scheduling.tessera.dev/gpu-index", "0"}, {"scheduling.tessera.dev/gpu-memory-limit-bytes", "20Gi"}}));
   EXPECT_TRUE(bytes.entries.empty());

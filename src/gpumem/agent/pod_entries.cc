@@ -3,24 +3,22 @@
 #include <charconv>
 
 #include "adapter/annotations.h"
+#include "adapter/object_fields.h"
 #include "adapter/object_translation.h"
+#include "kube/informer.h"
 
 namespace tessera::gpumem {
 namespace {
 
-const std::string* annotation(const nlohmann::json& pod, std::string_view name) {
-  const auto metadata = pod.find("metadata");
-  if (metadata == pod.end() || !metadata->is_object()) return nullptr;
-  const auto annotations = metadata->find("annotations");
-  if (annotations == metadata->end() || !annotations->is_object()) return nullptr;
-  const auto value = annotations->find(std::string(name));
-  return value != annotations->end() && value->is_string() ? value->get_ptr<const std::string*>() : nullptr;
+const std::string* annotation(const Labels& annotations, std::string_view name) {
+  const auto value = annotations.find(std::string(name));
+  return value != annotations.end() ? &value->second : nullptr;
 }
 
 // A byte count; false (with `problem` set) when the annotation is there and not one.
-bool read_bytes(const nlohmann::json& pod, const std::string& key, std::string_view name, std::uint64_t* bytes,
+bool read_bytes(const Labels& annotations, const std::string& key, std::string_view name, std::uint64_t* bytes,
                 std::string* problem) {
-  const std::string* text = annotation(pod, name);
+  const std::string* text = annotation(annotations, name);
   if (text == nullptr) return true;
   const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), *bytes);
   if (error == std::errc() && end == text->data() + text->size() && !text->empty()) return true;
@@ -33,8 +31,13 @@ bool read_bytes(const nlohmann::json& pod, const std::string& key, std::string_v
 
 PodEntries entries_for_pod(const nlohmann::json& pod) {
   PodEntries result;
-  const std::string* request_text = annotation(pod, adapter::kGpuMemoryRequestBytesAnnotation);
-  const std::string* limit_text = annotation(pod, adapter::kGpuMemoryLimitBytesAnnotation);
+  const auto annotations = adapter::ObjectFields(pod, "pod " + kube::object_key(pod)).string_map("metadata.annotations");
+  if (!annotations) {
+    result.problem = annotations.error().message;
+    return result;
+  }
+  const std::string* request_text = annotation(*annotations, adapter::kGpuMemoryRequestBytesAnnotation);
+  const std::string* limit_text = annotation(*annotations, adapter::kGpuMemoryLimitBytesAnnotation);
   if (request_text == nullptr && limit_text == nullptr) return result;
   auto info = adapter::pod_from_object(pod, GpuModelCatalog{});
   if (!info) {
@@ -43,8 +46,8 @@ PodEntries entries_for_pod(const nlohmann::json& pod) {
   }
   if (info->phase == adapter::PodPhase::kSucceeded || info->phase == adapter::PodPhase::kFailed) return result;
   std::uint64_t request = 0, limit = 0;
-  if (!read_bytes(pod, info->key, adapter::kGpuMemoryRequestBytesAnnotation, &request, &result.problem) ||
-      !read_bytes(pod, info->key, adapter::kGpuMemoryLimitBytesAnnotation, &limit, &result.problem)) {
+  if (!read_bytes(*annotations, info->key, adapter::kGpuMemoryRequestBytesAnnotation, &request, &result.problem) ||
+      !read_bytes(*annotations, info->key, adapter::kGpuMemoryLimitBytesAnnotation, &limit, &result.problem)) {
     return result;
   }
   if (limit_text == nullptr) limit = request;
