@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/invariants.h"
+#include "engine/statement.h"
 #include "engine/topology_placement.h"
 #include "policy/domain_choice.h"
 #include "scheduler/domain_plans.h"
@@ -541,6 +542,32 @@ TEST(TopologyScenario, BadConstraintsAreRefusedNamingTheField) {
                "makes the subgroups hold more than the workload's 4 pods");
   expect_error(parse(std::string(kCluster).replace(std::string(kCluster).find("[4, 2]"), 6, "[4, 3]")),
                "3 does not divide 4");
+}
+
+TEST(TopologyDomains, EachDomainsFreeGpusFollowThePodsThatComeAndGo) {
+  ClusterState cluster(racked_cluster());  // 8 nodes of 8 GPUs; blocks b0, b1 of racks r0-r1, r2-r3
+  auto free_in = [&cluster](int level) {
+    const std::span<const int64_t> free = cluster.domain_free_gpu_milli(0, level);
+    return std::vector<int64_t>(free.begin(), free.end());
+  };
+  EXPECT_EQ(free_in(0), (std::vector<int64_t>{32 * kGpu, 32 * kGpu}));
+  EXPECT_EQ(free_in(1), (std::vector<int64_t>{16 * kGpu, 16 * kGpu, 16 * kGpu, 16 * kGpu}));
+  const PodId whole = cluster.add_pod(testing::pod("whole", 1000, GpuRequest::whole(3)));
+  const PodId portion = cluster.add_pod(testing::pod("portion", 1000, GpuRequest::portion(250)));
+  cluster.bind(whole, Binding{5, {0, 1, 2}, 1000});
+  {
+    Statement statement(cluster);
+    statement.allocate(portion, Binding{2, {4}, 250});
+    EXPECT_EQ(free_in(0), (std::vector<int64_t>{31750, 29 * kGpu}));
+    EXPECT_EQ(free_in(1), (std::vector<int64_t>{16 * kGpu, 15750, 13 * kGpu, 16 * kGpu}));
+    statement.evict(whole);
+    EXPECT_EQ(free_in(1), (std::vector<int64_t>{16 * kGpu, 15750, 16 * kGpu, 16 * kGpu}));
+  }  // rolled back
+  EXPECT_EQ(free_in(0), (std::vector<int64_t>{32 * kGpu, 29 * kGpu}));
+  EXPECT_EQ(free_in(1), (std::vector<int64_t>{16 * kGpu, 16 * kGpu, 13 * kGpu, 16 * kGpu}));
+  EXPECT_TRUE(check_invariants(cluster).empty());
+  cluster.unbind(whole);
+  EXPECT_EQ(free_in(0), (std::vector<int64_t>{32 * kGpu, 32 * kGpu}));
 }
 
 TEST(TopologyCost, AGangRunsSlowerTheWiderTheNarrowestDomainThatHoldsIt) {
