@@ -69,6 +69,9 @@ class RoomSearch {
   int trial_evictions() const { return trial_evictions_; }
   const std::vector<TopologyRoomFinding::Victims>& trial_victims() const { return trial_victims_; }
   bool kept() const { return kept_; }
+  // Whether the search refreshed the request's allowances: a trial that did, once rolled back,
+  // leaves them as its evictions had made them, not as the cluster now is.
+  bool refreshed() const { return refreshed_; }
 
   bool run() {
     ClusterState& cluster = context_.cluster();
@@ -88,7 +91,7 @@ class RoomSearch {
         statement.allocate(pod, std::move(*binding));
         continue;
       }
-      if (request_.refresh && evicted_since_refresh) request_.refresh();
+      if (evicted_since_refresh) refresh();
       evicted_since_refresh = false;
       NodeChoice choice = best_node(spec, budget - evicted_milli, request_.move_others);
       if (choice.node < 0) return give_up(statement);
@@ -145,7 +148,7 @@ class RoomSearch {
           statement.allocate(pod, std::move(*binding));
           continue;
         }
-        if (request_.refresh) request_.refresh();
+        refresh();
         NodeChoice choice = best_node(spec, budget - evicted_milli, false, owner, pass);
         if (choice.node < 0) return give_up(statement);
         evict_choice(statement, choice, evicted, evicted_milli, depth + 1);
@@ -174,6 +177,12 @@ class RoomSearch {
   }
 
  private:
+  void refresh() {
+    if (!request_.refresh) return;
+    request_.refresh();
+    refreshed_ = true;
+  }
+
   void count_victim(const VictimIndex::Unit& unit) {
     auto entry =
         std::find_if(trial_victims_.begin(), trial_victims_.end(),
@@ -655,6 +664,7 @@ class RoomSearch {
   const bool trial_;
   const int keep_within_;
   bool kept_ = false;
+  bool refreshed_ = false;
   int trial_evictions_ = 0;
   std::vector<TopologyRoomFinding::Victims> trial_victims_;
   CycleContext& context_;
@@ -792,15 +802,22 @@ bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const Ro
   // A trial leaves no trace, not even where the next search starts: so a plan not searched
   // changes nothing, and the search again of the best is its trial over.
   const NodeIndex start = victims.next_start();
+  // The caller refreshed the allowances; only a trial that refreshed them leaves them stale.
+  bool stale = false;
+  auto refresh = [&] {
+    if (stale && request.refresh) request.refresh();
+    stale = false;
+  };
   for (size_t i = 0; i < plans.size(); ++i) {
     if (best && floor_of(i) >= best_evictions) break;  // nor can the later plans, less free
     if (!may_hold(context, victims, request, plans[i], need)) continue;
-    if (request.refresh) request.refresh();
+    refresh();
     const int keep_within = std::min(best ? best_evictions - 1 : std::numeric_limits<int>::max(), floor_of(i + 1));
     RoomSearch trial(context, victims, request, plans[i].scope, true, keep_within);
     const bool served = trial.run();
     if (trial.kept()) return true;
     victims.next_start() = start;
+    stale = stale || trial.refreshed();
     if (!served) continue;
     if (!best || trial.trial_evictions() < best_evictions) {
       best = &plans[i];
@@ -812,7 +829,7 @@ bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const Ro
     if (!request.move_others) explain_no_room(context, victims, request, gang, plans);
     return false;
   }
-  if (request.refresh) request.refresh();
+  refresh();
   return RoomSearch(context, victims, request, best->scope).run();
 }
 
