@@ -3,6 +3,8 @@
 // required gang waits, and scenario validation.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "engine/invariants.h"
 #include "engine/statement.h"
 #include "engine/topology_placement.h"
@@ -196,6 +198,30 @@ TEST_F(TopologyWorld, ReclaimForARequiredRackGangEvictsInTheRackThatNeedsFewestE
   ASSERT_EQ(result.evictions.size(), 1u);
   EXPECT_EQ(reclaim_world.workloads()[result.evictions[0].workload].spec.name, "pair");
   for (PodId pod : reclaim_world.workloads()[id].pods) EXPECT_GE(reclaim_world.cluster().binding(pod)->node, 6);
+}
+
+TEST_F(TopologyWorld, RequiredRackGangsReserveTheRacksCheapestToDrainTiesToTheLowerRack) {
+  // Work that must end by itself (not preemptible) on every node, in GPUs: no rack has 16 free,
+  // and no action may make room. The drain order (fewest such GPUs first, then index) is nodes
+  // 1, 4, 2, 3, 5, 6, 7, 0, so the racks cost 0 + 7 (r0), 2 + 3 (r1), 1 + 4 (r2) and 5 + 6 (r3).
+  const int stuck[] = {8, 1, 2, 2, 1, 3, 4, 5};
+  for (NodeIndex node = 0; node < 8; ++node) {
+    WorkloadSpec spec = gang(fmt::format("stuck-{}", node), 1, stuck[node]);
+    spec.preemptible = false;
+    spec.pods[0].preemptible = false;
+    spec.pods[0].node_selector["host"] = fmt::format("h{}", node);
+    submit(std::move(spec));
+  }
+  world.cycle(0);
+  const WorkloadId first = submit(gang("first", 2, 8, {"net", "rack", ""}));
+  const WorkloadId second = submit(gang("second", 2, 8, {"net", "rack", ""}));
+  CycleOptions options;
+  options.reservations.max_reserved_node_fraction = 1;
+  world.cycle(400, options);
+  // r1 and r2 tie at 5: the first gang takes the lower, r1; the second the next cheapest, r2.
+  std::map<WorkloadId, std::vector<NodeIndex>> reserved;
+  for (const Reservation& reservation : world.reservations()) reserved[reservation.workload] = reservation.nodes;
+  EXPECT_EQ(reserved, (std::map<WorkloadId, std::vector<NodeIndex>>{{first, {2, 3}}, {second, {4, 5}}}));
 }
 
 TEST(RoomPlans, APlanNeedsAtLeastWhatItsDomainLacksOverTheLargestUnitInEvictions) {
