@@ -39,6 +39,35 @@ struct EvictedUnit {
   int depth = 0;  // 0: evicted to make room for the pending gang; n: for a unit of depth n - 1 to move in
 };
 
+// Commits a statement that made room for the pending workload: the cycle's books, and the units
+// it evicted leave the index.
+void commit_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request, Statement& statement) {
+  const size_t first_eviction = context.result().evictions.size();
+  context.commit(statement, request.action, request.pending);
+  victims.forget(context.result().evictions, first_eviction);
+}
+
+// What a trial that served the gang did, in order, and where it left the next search's start:
+// searched again from the same state, its plan would do the same (docs/topology.md, step 4).
+struct TrialOutcome {
+  std::vector<Operation> operations;
+  NodeIndex next_start = 0;
+};
+
+// Commits the trial's outcome as the search again of its plan would have.
+void replay(CycleContext& context, VictimIndex& victims, const RoomRequest& request, const TrialOutcome& outcome) {
+  Statement statement = context.open_statement();
+  for (const Operation& operation : outcome.operations) {
+    if (operation.kind == Operation::Kind::kEvict) {
+      statement.evict(operation.pod);
+    } else {
+      statement.allocate(operation.pod, operation.binding);
+    }
+  }
+  commit_room(context, victims, request, statement);
+  victims.next_start() = outcome.next_start;
+}
+
 // Consolidation for a gang held to domains: a unit moved out of the domain may go where moving
 // others makes room, and those only into free room (a chain of at most this many moves).
 constexpr int kMaxMoveChain = 2;
@@ -69,6 +98,8 @@ class RoomSearch {
   int trial_evictions() const { return trial_evictions_; }
   const std::vector<TopologyRoomFinding::Victims>& trial_victims() const { return trial_victims_; }
   bool kept() const { return kept_; }
+  // After a trial that served the gang and rolled back: what it did (replay commits it).
+  TrialOutcome& outcome() { return outcome_; }
   // Whether the search refreshed the request's allowances: a trial that did, once rolled back,
   // leaves them as its evictions had made them, not as the cluster now is.
   bool refreshed() const { return refreshed_; }
@@ -167,12 +198,13 @@ class RoomSearch {
         ++trial_evictions_;
         count_victim(*unit.unit);
       }
-      if (trial_evictions_ > keep_within_) return !give_up(statement);
+      if (trial_evictions_ > keep_within_) {
+        outcome_ = {statement.operations(), victims_.next_start()};
+        return !give_up(statement);
+      }
       kept_ = true;
     }
-    const size_t first_eviction = context_.result().evictions.size();
-    context_.commit(statement, request_.action, request_.pending);
-    victims_.forget(context_.result().evictions, first_eviction);
+    commit_room(context_, victims_, request_, statement);
     return true;
   }
 
@@ -664,6 +696,7 @@ class RoomSearch {
   const bool trial_;
   const int keep_within_;
   bool kept_ = false;
+  TrialOutcome outcome_;
   bool refreshed_ = false;
   int trial_evictions_ = 0;
   std::vector<TopologyRoomFinding::Victims> trial_victims_;
@@ -799,6 +832,7 @@ bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const Ro
   };
   const DomainPlan* best = nullptr;
   int best_evictions = 0;
+  TrialOutcome best_outcome;
   // A trial leaves no trace, not even where the next search starts: so a plan not searched
   // changes nothing, and the search again of the best is its trial over.
   const NodeIndex start = victims.next_start();
@@ -822,6 +856,7 @@ bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const Ro
     if (!best || trial.trial_evictions() < best_evictions) {
       best = &plans[i];
       best_evictions = trial.trial_evictions();
+      best_outcome = std::move(trial.outcome());
     }
   }
   if (!best) {
@@ -829,8 +864,8 @@ bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const Ro
     if (!request.move_others) explain_no_room(context, victims, request, gang, plans);
     return false;
   }
-  refresh();
-  return RoomSearch(context, victims, request, best->scope).run();
+  replay(context, victims, request, best_outcome);
+  return true;
 }
 
 }  // namespace
