@@ -834,7 +834,8 @@ bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const Ro
   int best_evictions = 0;
   TrialOutcome best_outcome;
   // A trial leaves no trace, not even where the next search starts: so a plan not searched
-  // changes nothing, and the search again of the best is its trial over.
+  // changes nothing, and the best trial's operations, replayed, are what searching its plan
+  // again would do.
   const NodeIndex start = victims.next_start();
   // The caller refreshed the allowances; only a trial that refreshed them leaves them stale.
   bool stale = false;
