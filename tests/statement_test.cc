@@ -137,6 +137,31 @@ TEST(Gang, AllOrNothing) {
   EXPECT_TRUE(check_invariants(cluster).empty());
 }
 
+TEST(Placer, FindAmongTakesOnlyTheListedNodesAndCountsWhyTheOthersFail) {
+  // Four nodes of 4 GPUs: node 0 full, node 1 with 1 free, nodes 2 and 3 with 2 free.
+  ClusterState cluster(uniform_cluster(4, 4));
+  const int used[] = {4, 3, 2, 2};
+  for (NodeIndex node = 0; node < 4; ++node) {
+    const PodId filler = cluster.add_pod(pod(fmt::format("f{}", node), 1000, GpuRequest::whole(used[node])));
+    std::vector<int16_t> devices;
+    for (int16_t device = 0; device < used[node]; ++device) devices.push_back(device);
+    cluster.bind(filler, Binding{node, devices, 1000});
+  }
+  const PodSpec two = pod("two", 1000, GpuRequest::whole(2));
+  FirstFitPolicy policy;
+  Placer placer(policy);
+  const NodeIndex short_of_gpus[] = {0, 1};
+  EXPECT_FALSE(placer.find_among(cluster, two, short_of_gpus).has_value());
+  FailureSummary why;
+  EXPECT_FALSE(placer.find_among(cluster, two, short_of_gpus, &why).has_value());
+  EXPECT_EQ(why.describe(), "2 nodes: not enough idle GPUs");
+  const NodeIndex later_first[] = {1, 3, 2};
+  const auto found = placer.find_among(cluster, two, later_first);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->node, 3) << "equal nodes: the earliest listed";
+  EXPECT_EQ(found->devices, (std::vector<int16_t>{2, 3}));
+}
+
 TEST(Invariants, DetectOvercommitAndSharing) {
   ClusterState cluster(uniform_cluster(1, 2));
   PodId whole = cluster.add_pod(pod("whole", 1000, GpuRequest::whole(1)));

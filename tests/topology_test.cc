@@ -3,7 +3,10 @@
 // required gang waits, and scenario validation.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "engine/invariants.h"
+#include "engine/statement.h"
 #include "engine/topology_placement.h"
 #include "policy/domain_choice.h"
 #include "scheduler/domain_plans.h"
@@ -195,6 +198,30 @@ TEST_F(TopologyWorld, ReclaimForARequiredRackGangEvictsInTheRackThatNeedsFewestE
   ASSERT_EQ(result.evictions.size(), 1u);
   EXPECT_EQ(reclaim_world.workloads()[result.evictions[0].workload].spec.name, "pair");
   for (PodId pod : reclaim_world.workloads()[id].pods) EXPECT_GE(reclaim_world.cluster().binding(pod)->node, 6);
+}
+
+TEST_F(TopologyWorld, RequiredRackGangsReserveTheRacksCheapestToDrainTiesToTheLowerRack) {
+  // Work that must end by itself (not preemptible) on every node, in GPUs: no rack has 16 free,
+  // and no action may make room. The drain order (fewest such GPUs first, then index) is nodes
+  // 1, 4, 2, 3, 5, 6, 7, 0, so the racks cost 0 + 7 (r0), 2 + 3 (r1), 1 + 4 (r2) and 5 + 6 (r3).
+  const int stuck[] = {8, 1, 2, 2, 1, 3, 4, 5};
+  for (NodeIndex node = 0; node < 8; ++node) {
+    WorkloadSpec spec = gang(fmt::format("stuck-{}", node), 1, stuck[node]);
+    spec.preemptible = false;
+    spec.pods[0].preemptible = false;
+    spec.pods[0].node_selector["host"] = fmt::format("h{}", node);
+    submit(std::move(spec));
+  }
+  world.cycle(0);
+  const WorkloadId first = submit(gang("first", 2, 8, {"net", "rack", ""}));
+  const WorkloadId second = submit(gang("second", 2, 8, {"net", "rack", ""}));
+  CycleOptions options;
+  options.reservations.max_reserved_node_fraction = 1;
+  world.cycle(400, options);
+  // r1 and r2 tie at 5: the first gang takes the lower, r1; the second the next cheapest, r2.
+  std::map<WorkloadId, std::vector<NodeIndex>> reserved;
+  for (const Reservation& reservation : world.reservations()) reserved[reservation.workload] = reservation.nodes;
+  EXPECT_EQ(reserved, (std::map<WorkloadId, std::vector<NodeIndex>>{{first, {2, 3}}, {second, {4, 5}}}));
 }
 
 TEST(RoomPlans, APlanNeedsAtLeastWhatItsDomainLacksOverTheLargestUnitInEvictions) {
@@ -541,6 +568,32 @@ TEST(TopologyScenario, BadConstraintsAreRefusedNamingTheField) {
                "makes the subgroups hold more than the workload's 4 pods");
   expect_error(parse(std::string(kCluster).replace(std::string(kCluster).find("[4, 2]"), 6, "[4, 3]")),
                "3 does not divide 4");
+}
+
+TEST(TopologyDomains, EachDomainsFreeGpusFollowThePodsThatComeAndGo) {
+  ClusterState cluster(racked_cluster());  // 8 nodes of 8 GPUs; blocks b0, b1 of racks r0-r1, r2-r3
+  auto free_in = [&cluster](int level) {
+    const std::span<const int64_t> free = cluster.domain_free_gpu_milli(0, level);
+    return std::vector<int64_t>(free.begin(), free.end());
+  };
+  EXPECT_EQ(free_in(0), (std::vector<int64_t>{32 * kGpu, 32 * kGpu}));
+  EXPECT_EQ(free_in(1), (std::vector<int64_t>{16 * kGpu, 16 * kGpu, 16 * kGpu, 16 * kGpu}));
+  const PodId whole = cluster.add_pod(testing::pod("whole", 1000, GpuRequest::whole(3)));
+  const PodId portion = cluster.add_pod(testing::pod("portion", 1000, GpuRequest::portion(250)));
+  cluster.bind(whole, Binding{5, {0, 1, 2}, 1000});
+  {
+    Statement statement(cluster);
+    statement.allocate(portion, Binding{2, {4}, 250});
+    EXPECT_EQ(free_in(0), (std::vector<int64_t>{31750, 29 * kGpu}));
+    EXPECT_EQ(free_in(1), (std::vector<int64_t>{16 * kGpu, 15750, 13 * kGpu, 16 * kGpu}));
+    statement.evict(whole);
+    EXPECT_EQ(free_in(1), (std::vector<int64_t>{16 * kGpu, 15750, 16 * kGpu, 16 * kGpu}));
+  }  // rolled back
+  EXPECT_EQ(free_in(0), (std::vector<int64_t>{32 * kGpu, 29 * kGpu}));
+  EXPECT_EQ(free_in(1), (std::vector<int64_t>{16 * kGpu, 16 * kGpu, 13 * kGpu, 16 * kGpu}));
+  EXPECT_TRUE(check_invariants(cluster).empty());
+  cluster.unbind(whole);
+  EXPECT_EQ(free_in(0), (std::vector<int64_t>{32 * kGpu, 32 * kGpu}));
 }
 
 TEST(TopologyCost, AGangRunsSlowerTheWiderTheNarrowestDomainThatHoldsIt) {

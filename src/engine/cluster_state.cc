@@ -34,6 +34,7 @@ ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
   states_.reserve(spec_->nodes.size());
   gpu_free_milli_.assign(spec_->nodes.size(), 0);
   free_gpu_bits_.assign((spec_->nodes.size() + 63) / 64, 0);
+  domain_free_milli_.assign(topology_.slot_count(), 0);
   for (const NodeSpec& node : spec_->nodes) {
     states_.push_back(NodeState::empty(node));
     set_gpu_free(static_cast<NodeIndex>(states_.size() - 1), states_.back().gpu_free_total());
@@ -128,6 +129,8 @@ void ClusterState::bind(PodId id, Binding binding) {
 
 void ClusterState::set_gpu_free(NodeIndex node, int64_t milli) {
   const auto index = static_cast<size_t>(node);
+  const int64_t change = milli - gpu_free_milli_[index];
+  for (uint32_t slot : topology_.slots_of(node)) domain_free_milli_[slot] += change;
   gpu_free_milli_[index] = milli;
   const uint64_t bit = uint64_t{1} << (index % 64);
   free_gpu_bits_[index / 64] = milli > 0 ? free_gpu_bits_[index / 64] | bit : free_gpu_bits_[index / 64] & ~bit;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,12 @@ class ClusterState {
   // The nodes with any GPU free, as bits (word node / 64, bit node % 64): a search for GPUs
   // passes over a full cluster's nodes a word at a time.
   const uint64_t* nodes_with_free_gpus() const { return free_gpu_bits_.data(); }
+  // Each domain of a topology level's free GPU milli (gpu_free_milli summed over its nodes),
+  // kept in step with the nodes: placement and room-making read it for every gang they try.
+  std::span<const int64_t> domain_free_gpu_milli(int topology, int level) const {
+    return {domain_free_milli_.data() + topology_.first_slot(topology, level),
+            topology_.domains(topology, level).size()};
+  }
 
   // Reserves the node for a holder, or releases it (holder -1).
   void reserve(NodeIndex node, NodeReservation reservation);
@@ -127,6 +134,7 @@ class ClusterState {
   std::vector<NodeState> states_;
   std::vector<int64_t> gpu_free_milli_;  // per node, in step with states_
   std::vector<uint64_t> free_gpu_bits_;  // in step with gpu_free_milli_
+  std::vector<int64_t> domain_free_milli_;  // per TopologyDomains slot, in step with gpu_free_milli_
   void set_gpu_free(NodeIndex node, int64_t milli);
   std::vector<int32_t> node_class_;
   int32_t node_class_count_ = 0;

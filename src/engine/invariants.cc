@@ -83,6 +83,22 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
       }
     }
   }
+  const TopologyDomains& domains = cluster.topology();
+  for (int topology = 0; topology < domains.topology_count(); ++topology) {
+    for (int level = 0; level < domains.level_count(topology); ++level) {
+      const auto& all = domains.domains(topology, level);
+      const std::span<const int64_t> kept = cluster.domain_free_gpu_milli(topology, level);
+      for (size_t domain = 0; domain < all.size(); ++domain) {
+        int64_t free_milli = 0;
+        for (NodeIndex node : all[domain].nodes) free_milli += recomputed[static_cast<size_t>(node)].gpu_free_total();
+        if (kept[domain] != free_milli) {
+          violations.push_back(fmt::format("{} {} free GPUs counted as {} milli, not {}",
+                                           domains.label(topology, level), all[domain].value, kept[domain],
+                                           free_milli));
+        }
+      }
+    }
+  }
   return violations;
 }
 

@@ -222,9 +222,13 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
   // Node by node where the groups cannot be trusted for this pod's selector.
   const bool grouped = cluster.distinguishes_selector_of(pod);
   const uint64_t shape = grouped ? shapes_.intern(pod) : 0;
+  // With no failures to count, a node with fewer GPUs free than the pod's nominal need (which
+  // check_node would refuse) is passed over without asking: in a full cluster, most of them.
+  const int64_t gpu_floor = why ? 0 : pod.gpu.nominal_milli();
   std::optional<Verdict> best;
   NodeIndex best_node = -1;
   for (NodeIndex node : nodes) {
+    if (cluster.gpu_free_milli(node) < gpu_floor) continue;
     if (!pass.admits(cluster.reservation(node))) {
       if (why) ++why->nodes_by_predicate[static_cast<size_t>(Predicate::kReserved)];
       continue;

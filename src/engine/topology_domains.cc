@@ -3,8 +3,6 @@
 #include <map>
 #include <utility>
 
-#include "engine/cluster_state.h"
-
 namespace tessera {
 
 TopologyDomains::TopologyDomains(const ClusterSpec& spec) {
@@ -29,10 +27,23 @@ TopologyDomains::TopologyDomains(const ClusterSpec& spec) {
         domain.gpu_capacity_milli += int64_t{spec.nodes[node].gpu_count()} * kMilliPerGpu;
         level.domain_of[node] = it->second;
       }
+      level.first_slot = slot_count_;
+      slot_count_ += level.domains.size();
       tree.levels.push_back(std::move(level));
       wider = &tree.levels.back().domain_of;
     }
     topologies_.push_back(std::move(tree));
+  }
+  node_slots_start_.reserve(spec.nodes.size() + 1);
+  node_slots_start_.push_back(0);
+  for (size_t node = 0; node < spec.nodes.size(); ++node) {
+    for (const Tree& tree : topologies_) {
+      for (const Level& level : tree.levels) {
+        if (level.domain_of[node] >= 0)
+          node_slots_.push_back(static_cast<uint32_t>(level.first_slot + static_cast<size_t>(level.domain_of[node])));
+      }
+    }
+    node_slots_start_.push_back(node_slots_.size());
   }
 }
 
@@ -62,16 +73,6 @@ int32_t TopologyDomains::ancestor(int topology, int level, int32_t domain, int w
     domain = domains(topology, at)[static_cast<size_t>(domain)].parent;
   }
   return domain;
-}
-
-std::vector<int64_t> TopologyDomains::free_gpu_milli(const ClusterState& cluster, int topology, int level) const {
-  const Level& entry = level_(topology, level);
-  std::vector<int64_t> free(entry.domains.size(), 0);
-  for (size_t node = 0; node < entry.domain_of.size(); ++node) {
-    const int32_t domain = entry.domain_of[node];
-    if (domain >= 0) free[static_cast<size_t>(domain)] += cluster.gpu_free_milli(static_cast<NodeIndex>(node));
-  }
-  return free;
 }
 
 }  // namespace tessera

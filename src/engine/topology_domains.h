@@ -16,8 +16,6 @@
 
 namespace tessera {
 
-class ClusterState;
-
 struct TopologyDomain {
   std::string value;    // the level's label value ("r7")
   int32_t parent = -1;  // the domain of the next wider level holding it (-1 at the widest level)
@@ -45,14 +43,22 @@ class TopologyDomains {
   // The domain of `wider_level` (<= level) that holds a domain of `level`.
   int32_t ancestor(int topology, int level, int32_t domain, int wider_level) const;
 
-  // Each domain's free GPU milli in the cluster as it is now (one pass over the nodes).
-  std::vector<int64_t> free_gpu_milli(const ClusterState& cluster, int topology, int level) const;
+  // Every domain of every topology and level has a slot in one flat array (ClusterState keeps
+  // each domain's free GPUs there): those of (topology, level) from first_slot on, in domain
+  // order; slots_of(node) lists the slots of the domains holding the node.
+  size_t slot_count() const { return slot_count_; }
+  size_t first_slot(int topology, int level) const { return level_(topology, level).first_slot; }
+  std::span<const uint32_t> slots_of(NodeIndex node) const {
+    const auto index = static_cast<size_t>(node);
+    return {node_slots_.data() + node_slots_start_[index], node_slots_start_[index + 1] - node_slots_start_[index]};
+  }
 
  private:
   struct Level {
     std::string label;
     std::vector<TopologyDomain> domains;
     std::vector<int32_t> domain_of;  // per node
+    size_t first_slot = 0;
   };
   struct Tree {
     std::string name;
@@ -62,6 +68,9 @@ class TopologyDomains {
   const Level& level_(int topology, int level) const { return topology_(topology).levels[static_cast<size_t>(level)]; }
 
   std::vector<Tree> topologies_;
+  size_t slot_count_ = 0;
+  std::vector<uint32_t> node_slots_;
+  std::vector<size_t> node_slots_start_;  // per node, and one past the last
 };
 
 }  // namespace tessera

@@ -139,7 +139,7 @@ class TopologyPlacement {
     shortfall.need_milli = need;
     shortfall.domains_with_room = domains_with_room;
     shortfall.most_free_milli = 0;
-    const std::vector<int64_t> free = domains_.free_gpu_milli(cluster_, gang_.topology, level);
+    const std::span<const int64_t> free = cluster_.domain_free_gpu_milli(gang_.topology, level);
     const auto& domains = domains_.domains(gang_.topology, level);
     for (size_t domain = 0; domain < free.size(); ++domain) {
       if (shortfall.domain.empty() || free[domain] > shortfall.most_free_milli) {
@@ -226,7 +226,7 @@ int64_t nominal_gpu_milli(const ClusterState& cluster, std::span<const PodId> po
 std::vector<int32_t> candidate_domains(const ClusterState& cluster, int topology, int level, int64_t need_milli,
                                        const TopologyPlacementOptions& options, int within_level, int32_t within) {
   const TopologyDomains& domains = cluster.topology();
-  const std::vector<int64_t> free = domains.free_gpu_milli(cluster, topology, level);
+  const std::span<const int64_t> free = cluster.domain_free_gpu_milli(topology, level);
   const auto& all = domains.domains(topology, level);
   std::vector<DomainRoom> rooms(all.size());
   for (size_t domain = 0; domain < all.size(); ++domain) {

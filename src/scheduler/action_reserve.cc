@@ -7,8 +7,11 @@
 // a drain is never started over.
 #include <algorithm>
 #include <limits>
+#include <span>
+#include <utility>
 
 #include "engine/pod_shapes.h"
+#include "engine/topology_placement.h"
 #include "policy/device_choice.h"
 #include "scheduler/actions.h"
 #include "scheduler/queue_picker.h"
@@ -114,32 +117,71 @@ std::vector<NodeIndex> drain_order(CycleContext& context) {
   return order;
 }
 
-// docs/topology.md: for a gang that must run within one domain of a level, the nodes of the one
-// domain that holds it at the least drain cost (the sum of its chosen nodes' places in `order`).
-std::vector<NodeIndex> nodes_in_one_domain(const ClusterState& cluster, std::span<const PodId> gang,
-                                           const GangTopology& topology, std::span<const NodeIndex> order,
-                                           const std::vector<char>& excluded) {
+// `order` split by the domains of one level: each domain's nodes, cheapest to drain first, and
+// the most GPUs (milli) one of them has. Made once per cycle for each level asked.
+struct DomainOrders {
+  int topology = -1;
+  int level = -1;
+  std::vector<std::vector<NodeIndex>> nodes;  // per domain
+  std::vector<int64_t> largest_node_milli;    // per domain
+};
+
+DomainOrders split_by_domain(const ClusterState& cluster, int topology, int level, std::span<const NodeIndex> order) {
   const TopologyDomains& domains = cluster.topology();
-  const int level = topology.whole.required;
-  const size_t count = domains.domains(topology.topology, level).size();
-  std::vector<std::vector<NodeIndex>> order_in(count);  // `order`, split by domain
-  std::vector<size_t> rank(static_cast<size_t>(cluster.node_count()), 0);
-  for (size_t position = 0; position < order.size(); ++position) {
-    const NodeIndex node = order[position];
-    rank[static_cast<size_t>(node)] = position;
-    const int32_t domain = domains.domain_of(topology.topology, level, node);
-    if (domain >= 0) order_in[static_cast<size_t>(domain)].push_back(node);
+  const size_t count = domains.domains(topology, level).size();
+  DomainOrders orders{topology, level, std::vector<std::vector<NodeIndex>>(count), std::vector<int64_t>(count, 0)};
+  for (NodeIndex node : order) {
+    const int32_t domain = domains.domain_of(topology, level, node);
+    if (domain < 0) continue;
+    orders.nodes[static_cast<size_t>(domain)].push_back(node);
+    int64_t& largest = orders.largest_node_milli[static_cast<size_t>(domain)];
+    largest = std::max(largest, int64_t{cluster.node_spec(node).gpu_count()} * kMilliPerGpu);
   }
+  return orders;
+}
+
+// docs/topology.md: for a gang that must run within one domain of a level, the nodes of the one
+// domain that holds it at the least drain cost (the sum of its chosen nodes' places in the drain
+// order, `rank`), ties to the lower domain. Whatever nodes a domain chooses cost at least its
+// first nodes not excluded, as many as its largest nodes would need for the gang's GPUs: the
+// domains are looked into cheapest bound first, and none whose bound cannot beat the best.
+std::vector<NodeIndex> nodes_in_one_domain(const ClusterState& cluster, std::span<const PodId> gang,
+                                           const DomainOrders& orders, std::span<const size_t> rank,
+                                           const std::vector<char>& excluded) {
+  const int64_t need = nominal_gpu_milli(cluster, gang);
+  struct Bounded {
+    size_t bound;
+    size_t domain;
+    auto operator<=>(const Bounded&) const = default;
+  };
+  std::vector<Bounded> bounded;
+  for (size_t domain = 0; domain < orders.nodes.size(); ++domain) {
+    const int64_t largest = orders.largest_node_milli[domain];
+    if (need > 0 && largest == 0) continue;
+    const auto fewest = static_cast<size_t>(need > 0 ? std::max<int64_t>(1, (need + largest - 1) / largest) : 1);
+    size_t bound = 0;
+    size_t counted = 0;
+    for (auto node = orders.nodes[domain].begin(); node != orders.nodes[domain].end() && counted < fewest; ++node) {
+      if (excluded[static_cast<size_t>(*node)]) continue;
+      bound += rank[static_cast<size_t>(*node)];
+      ++counted;
+    }
+    if (counted == fewest) bounded.push_back({bound, domain});  // else too few nodes left to hold it
+  }
+  std::sort(bounded.begin(), bounded.end());
   std::vector<NodeIndex> best;
   size_t best_cost = 0;
-  for (const std::vector<NodeIndex>& within : order_in) {
-    std::vector<NodeIndex> nodes = nodes_holding(cluster, gang, within, &excluded);
+  size_t best_domain = 0;
+  for (const Bounded& entry : bounded) {
+    if (!best.empty() && std::pair{entry.bound, entry.domain} > std::pair{best_cost, best_domain}) break;
+    std::vector<NodeIndex> nodes = nodes_holding(cluster, gang, orders.nodes[entry.domain], &excluded);
     if (nodes.empty()) continue;
     size_t cost = 0;
     for (NodeIndex node : nodes) cost += rank[static_cast<size_t>(node)];
-    if (best.empty() || cost < best_cost) {
+    if (best.empty() || std::pair{cost, entry.domain} < std::pair{best_cost, best_domain}) {
       best = std::move(nodes);
       best_cost = cost;
+      best_domain = entry.domain;
     }
   }
   return best;
@@ -229,14 +271,29 @@ void reserve(CycleContext& context) {
   }
   QueuePicker picker(context, waiting);
   std::vector<NodeIndex> order;  // computed once, when a first candidate is owed
+  std::vector<size_t> rank;      // per node: its place in `order`
+  std::vector<DomainOrders> by_level;
+  auto orders_of = [&](int topology, int level) -> const DomainOrders& {
+    for (const DomainOrders& orders : by_level) {
+      if (orders.topology == topology && orders.level == level) return orders;
+    }
+    return by_level.emplace_back(split_by_domain(cluster, topology, level, order));
+  };
   for (WorkloadId id = picker.next(); id >= 0 && options.enabled && room_for(1); id = picker.next()) {
     if (!owed(id) || context.topology_unresolvable(id)) continue;
     const std::span<const PodId> gang = context.workloads()[id].gang();
-    if (order.empty()) order = drain_order(context);
+    if (order.empty()) {
+      order = drain_order(context);
+      rank.resize(order.size());
+      for (size_t position = 0; position < order.size(); ++position)
+        rank[static_cast<size_t>(order[position])] = position;
+    }
     const GangTopology* topology = context.gang_topology(id);
-    std::vector<NodeIndex> nodes = topology && topology->whole.required >= 0
-                                       ? nodes_in_one_domain(cluster, gang, *topology, order, reserved)
-                                       : nodes_holding(cluster, gang, order, &reserved);
+    std::vector<NodeIndex> nodes =
+        topology && topology->whole.required >= 0
+            ? nodes_in_one_domain(cluster, gang, orders_of(topology->topology, topology->whole.required), rank,
+                                  reserved)
+            : nodes_holding(cluster, gang, order, &reserved);
     if (nodes.empty() || !room_for(nodes.size())) continue;
     std::sort(nodes.begin(), nodes.end());
     keep({id, std::move(nodes), context.now(), kNeverDue}, kept);

@@ -14,7 +14,8 @@ struct LevelRoom {
 
 LevelRoom level_room(const ClusterState& cluster, VictimIndex& victims, int topology, int level) {
   const TopologyDomains& domains = cluster.topology();
-  LevelRoom room{domains.free_gpu_milli(cluster, topology, level), {}};
+  const std::span<const int64_t> free = cluster.domain_free_gpu_milli(topology, level);
+  LevelRoom room{{free.begin(), free.end()}, {}};
   room.reach = room.free;
   const std::vector<int64_t>& held = victims.gpus_held_in(domains, topology, level);
   for (size_t domain = 0; domain < held.size(); ++domain) room.reach[domain] += held[domain];

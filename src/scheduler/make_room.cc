@@ -39,6 +39,35 @@ struct EvictedUnit {
   int depth = 0;  // 0: evicted to make room for the pending gang; n: for a unit of depth n - 1 to move in
 };
 
+// Commits a statement that made room for the pending workload: the cycle's books, and the units
+// it evicted leave the index.
+void commit_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request, Statement& statement) {
+  const size_t first_eviction = context.result().evictions.size();
+  context.commit(statement, request.action, request.pending);
+  victims.forget(context.result().evictions, first_eviction);
+}
+
+// What a trial that served the gang did, in order, and where it left the next search's start:
+// searched again from the same state, its plan would do the same (docs/topology.md, step 4).
+struct TrialOutcome {
+  std::vector<Operation> operations;
+  NodeIndex next_start = 0;
+};
+
+// Commits the trial's outcome as the search again of its plan would have.
+void replay(CycleContext& context, VictimIndex& victims, const RoomRequest& request, const TrialOutcome& outcome) {
+  Statement statement = context.open_statement();
+  for (const Operation& operation : outcome.operations) {
+    if (operation.kind == Operation::Kind::kEvict) {
+      statement.evict(operation.pod);
+    } else {
+      statement.allocate(operation.pod, operation.binding);
+    }
+  }
+  commit_room(context, victims, request, statement);
+  victims.next_start() = outcome.next_start;
+}
+
 // Consolidation for a gang held to domains: a unit moved out of the domain may go where moving
 // others makes room, and those only into free room (a chain of at most this many moves).
 constexpr int kMaxMoveChain = 2;
@@ -69,6 +98,11 @@ class RoomSearch {
   int trial_evictions() const { return trial_evictions_; }
   const std::vector<TopologyRoomFinding::Victims>& trial_victims() const { return trial_victims_; }
   bool kept() const { return kept_; }
+  // After a trial that served the gang and rolled back: what it did (replay commits it).
+  TrialOutcome& outcome() { return outcome_; }
+  // Whether the search refreshed the request's allowances: a trial that did, once rolled back,
+  // leaves them as its evictions had made them, not as the cluster now is.
+  bool refreshed() const { return refreshed_; }
 
   bool run() {
     ClusterState& cluster = context_.cluster();
@@ -88,7 +122,7 @@ class RoomSearch {
         statement.allocate(pod, std::move(*binding));
         continue;
       }
-      if (request_.refresh && evicted_since_refresh) request_.refresh();
+      if (evicted_since_refresh) refresh();
       evicted_since_refresh = false;
       NodeChoice choice = best_node(spec, budget - evicted_milli, request_.move_others);
       if (choice.node < 0) return give_up(statement);
@@ -145,7 +179,7 @@ class RoomSearch {
           statement.allocate(pod, std::move(*binding));
           continue;
         }
-        if (request_.refresh) request_.refresh();
+        refresh();
         NodeChoice choice = best_node(spec, budget - evicted_milli, false, owner, pass);
         if (choice.node < 0) return give_up(statement);
         evict_choice(statement, choice, evicted, evicted_milli, depth + 1);
@@ -164,16 +198,23 @@ class RoomSearch {
         ++trial_evictions_;
         count_victim(*unit.unit);
       }
-      if (trial_evictions_ > keep_within_) return !give_up(statement);
+      if (trial_evictions_ > keep_within_) {
+        outcome_ = {statement.operations(), victims_.next_start()};
+        return !give_up(statement);
+      }
       kept_ = true;
     }
-    const size_t first_eviction = context_.result().evictions.size();
-    context_.commit(statement, request_.action, request_.pending);
-    victims_.forget(context_.result().evictions, first_eviction);
+    commit_room(context_, victims_, request_, statement);
     return true;
   }
 
  private:
+  void refresh() {
+    if (!request_.refresh) return;
+    request_.refresh();
+    refreshed_ = true;
+  }
+
   void count_victim(const VictimIndex::Unit& unit) {
     auto entry =
         std::find_if(trial_victims_.begin(), trial_victims_.end(),
@@ -655,6 +696,8 @@ class RoomSearch {
   const bool trial_;
   const int keep_within_;
   bool kept_ = false;
+  TrialOutcome outcome_;
+  bool refreshed_ = false;
   int trial_evictions_ = 0;
   std::vector<TopologyRoomFinding::Victims> trial_victims_;
   CycleContext& context_;
@@ -789,22 +832,32 @@ bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const Ro
   };
   const DomainPlan* best = nullptr;
   int best_evictions = 0;
+  TrialOutcome best_outcome;
   // A trial leaves no trace, not even where the next search starts: so a plan not searched
-  // changes nothing, and the search again of the best is its trial over.
+  // changes nothing, and the best trial's operations, replayed, are what searching its plan
+  // again would do.
   const NodeIndex start = victims.next_start();
+  // The caller refreshed the allowances; only a trial that refreshed them leaves them stale.
+  bool stale = false;
+  auto refresh = [&] {
+    if (stale && request.refresh) request.refresh();
+    stale = false;
+  };
   for (size_t i = 0; i < plans.size(); ++i) {
     if (best && floor_of(i) >= best_evictions) break;  // nor can the later plans, less free
     if (!may_hold(context, victims, request, plans[i], need)) continue;
-    if (request.refresh) request.refresh();
+    refresh();
     const int keep_within = std::min(best ? best_evictions - 1 : std::numeric_limits<int>::max(), floor_of(i + 1));
     RoomSearch trial(context, victims, request, plans[i].scope, true, keep_within);
     const bool served = trial.run();
     if (trial.kept()) return true;
     victims.next_start() = start;
+    stale = stale || trial.refreshed();
     if (!served) continue;
     if (!best || trial.trial_evictions() < best_evictions) {
       best = &plans[i];
       best_evictions = trial.trial_evictions();
+      best_outcome = std::move(trial.outcome());
     }
   }
   if (!best) {
@@ -812,8 +865,8 @@ bool make_room_by_topology(CycleContext& context, VictimIndex& victims, const Ro
     if (!request.move_others) explain_no_room(context, victims, request, gang, plans);
     return false;
   }
-  if (request.refresh) request.refresh();
-  return RoomSearch(context, victims, request, best->scope).run();
+  replay(context, victims, request, best_outcome);
+  return true;
 }
 
 }  // namespace
