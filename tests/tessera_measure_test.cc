@@ -49,6 +49,21 @@ TEST(TesseraMeasure, CountsOnlyTypesThatCouldEverRunOnTheNode) {
   EXPECT_DOUBLE_EQ(measure.unusable_capacity(node, state), 1600 + 1600);
 }
 
+// Half the pods are CPU-only (16 cores), half take one GPU and 4 cores. With 10 cores left on
+// 8 idle GPUs, two 1-GPU pods can still come: six GPUs are stranded for them (S). The CPU-only
+// type no longer fits, but no GPU is lost to it: it counts nothing, and keeps its share.
+TEST(TesseraMeasure, CpuOnlyTypesCountNothing) {
+  auto cluster = uniform_cluster(1, 8, 96000);
+  const NodeSpec& node = cluster->nodes[0];
+  WorkloadMix mix({type_of({16000, kGiB}, GpuRequest::none(), 0.5), type_of({4000, kGiB}, GpuRequest::whole(1), 0.5)});
+  TesseraMeasure measure(node, mix);
+  ASSERT_EQ(measure.mix().types().size(), 1U);
+  EXPECT_DOUBLE_EQ(measure.mix().types()[0].popularity, 0.5);
+  NodeState state = NodeState::empty(node);
+  state.free.cpu_milli = 10000;
+  EXPECT_DOUBLE_EQ(measure.unusable_capacity(node, state), 0.5 * 6000);
+}
+
 // Random states of random nodes: the measure equals R + S over the node's renormalised types,
 // and the measure after a placement equals the measure of state_after.
 TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
@@ -87,7 +102,7 @@ TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
         stranded_behind_resources(state, counted) + expected_stranded_capacity(node, state, counted);
     ASSERT_NEAR(measure.unusable_capacity(node, state), definition, 1e-6) << "trial " << trial;
 
-    for (const PodType& type : counted.types()) {
+    for (const PodType& type : types) {  // CPU-only pods placed too, though their types are not counted
       PodSpec placed = pod("placed", type.request.cpu_milli, type.gpu, type.request.memory_bytes);
       if (check_node(node, state, placed) != Predicate::kFits) continue;
       std::vector<int> devices =
@@ -132,6 +147,23 @@ TEST(TesseraPolicy, ModelConstraintsOfOtherPodsDoNotPullPlacements) {
 
   FgdPolicy fgd(WorkloadMix::from_pods(population));
   EXPECT_EQ(Placer(fgd).find(state, next)->node, 0);
+}
+
+// Where CPU runs out before GPUs, a CPU-only pod should take CPU that no idle GPU needs. Half the
+// pods are CPU-only (8 cores), half take one GPU and 2 cores. Node 0 has 6 idle GPUs and 16
+// cores: 8 cores left there feed only 4 of them. Node 1 has 2 idle GPUs and 12 cores: 4 cores
+// left still feed both. Counting the CPU-only type's own loss (it no longer fits on node 1) would
+// send the pod to node 0 and strand two GPUs; it goes to node 1.
+TEST(TesseraPolicy, CpuOnlyPodsTakeCpuNoIdleGpuNeeds) {
+  auto cluster = uniform_cluster(2, 6, 16000);
+  cluster->nodes[1].allocatable.cpu_milli = 12000;
+  cluster->nodes[1].gpus.resize(2);
+  std::vector<PodSpec> population = {pod("cpu", 8000, GpuRequest::none()), pod("gpu", 2000, GpuRequest::whole(1))};
+  TesseraPolicy tessera_policy(WorkloadMix::from_pods(population));
+  ClusterState state(cluster);
+  auto binding = Placer(tessera_policy).find(state, pod("next", 8000, GpuRequest::none()));
+  ASSERT_TRUE(binding.has_value());
+  EXPECT_EQ(binding->node, 1);
 }
 
 }  // namespace

@@ -36,8 +36,9 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
   double kept = 0;
   for (const PodType& type : mix.types()) {
     if (!could_ever_run(node, type)) continue;
-    types.push_back(type);
     kept += type.popularity;
+    // A CPU-only type keeps its share of the node's pods but counts nothing (see the header).
+    if (type.gpu.wants_gpu()) types.push_back(type);
   }
   for (PodType& type : types) type.popularity /= kept;
   mix_ = WorkloadMix(std::move(types));
@@ -52,11 +53,9 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
     if (type.gpu.kind == GpuRequest::Kind::kWhole) {
       compact.whole_gpus = type.gpu.whole_gpus;
       compact.need = kMilliPerGpu;
-    } else if (type.gpu.wants_gpu()) {
+    } else {
       compact.need = type.gpu.milli_on_device(node.gpus.front().memory_bytes);
       compact.per_idle_device = compact.need > 0 ? kMilliPerGpu / compact.need : 0;
-    } else {
-      compact.cpu_only = true;
     }
     types_.push_back(compact);
   }
@@ -124,8 +123,7 @@ double TesseraMeasure::unusable_capacity(const Summary& summary) const {
       expected += type.popularity * 2 * all_free;  // R and S: every free GPU is lost to it
       continue;
     }
-    if (type.cpu_only) continue;  // a CPU-only type that fits strands nothing
-    if (type.need <= 0) {         // asks for no portion of a device: it fills none of them (S)
+    if (type.need <= 0) {  // asks for no portion of a device: it fills none of them (S)
       expected += type.popularity * all_free;
       continue;
     }

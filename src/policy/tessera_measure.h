@@ -8,6 +8,12 @@
 // partial-device term counted on top of it over-weighted partial devices and lost to first-fit
 // on lists with many multi-GPU and model-constrained pods.)
 //
+// Only GPU types are counted, at their share of all the pods that could run on the node. A
+// CPU-only type uses no GPU, so no GPU is lost to it, and the GPUs its CPU would have fed are
+// the GPU types' own R and S. Counting its R kept CPU free for CPU-only pods beside idle GPUs,
+// which drew them onto the nodes richest in CPU until those nodes' GPUs were left with none:
+// where CPU runs out before GPUs do, that CPU is what the GPU pods needed.
+//
 // Built once per kind of node: the types are filtered and their per-device need worked out for
 // the node's devices then, so scoring a state is one pass over the types. The common node whose
 // devices are all alike gets both terms from one summary of the state; other nodes take the
@@ -34,7 +40,7 @@ class TesseraMeasure {
   // The same of the state with `pod` placed (on `device` for a fraction), as state_after
   // (device_choice.h) would make it, without copying the state.
   double unusable_capacity_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) const;
-  const WorkloadMix& mix() const { return mix_; }  // the node's types, renormalised
+  const WorkloadMix& mix() const { return mix_; }  // the node's GPU types, as shares of its types
   bool uniform_devices() const { return uniform_devices_; }
 
   // Whether a pod of `type` could run on an empty node like `node` (CPU, memory, GPU models,
@@ -44,7 +50,6 @@ class TesseraMeasure {
  private:
   struct CompactType {
     Resources request;
-    bool cpu_only = false;
     int whole_gpus = 0;       // > 0: whole devices; 0: a portion
     int need = 0;             // milli of one device a pod takes
     int per_idle_device = 0;  // pods of a portion one idle device holds

@@ -12,7 +12,8 @@
 // CPU and memory allow them), their popularities renormalised. The other types' view of the node
 // never changes, so counting them (as FGD does) only adds a constant pull toward the nodes they
 // cannot use — with a third of the pods constrained to GPU models, a pull stronger than the
-// packing signal itself.
+// packing signal itself. Of those types only the GPU ones count: keeping room for CPU-only pods
+// beside idle GPUs gave away the CPU the GPU pods needed where CPU runs out first.
 #pragma once
 
 #include <array>
