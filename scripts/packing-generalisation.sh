@@ -3,7 +3,7 @@
 # on held-out lists it was not, and prints one table per set: each policy's GPU allocation at 100%
 # arrived, the offline packing of the same pods, and the share of fgd's gap to it each policy closes.
 #   scripts/packing-generalisation.sh [--seeds N] [--policy LIST]
-#                                     [--set tuning|tuning-2|tuning-3|held-out-1|held-out-2|all]
+#                                     [--set tuning|tuning-2|tuning-3|held-out-1|held-out-2|held-out-3|all]
 #                                     [--tie-break T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +56,16 @@ held_out_2=(mix:gpu-spec=0.25,multi-gpu=0.08,seed=201 mix:base=gpushare60,gpu-sp
           mix:base=gpushare20,multi-gpu=0.07,gpu-spec=0.2,cpu-only=0.15,seed=210
           mix:sharing=0.35,one-gpu=0.35,multi-gpu=0.05,gpu-spec=0.33,seed=211
           mix:base=cpu050,gpu-spec=0.2,multi-gpu=0.09,seed=212)
+# Held out, third round: drawn before the changes that put CPU-only types out of the measure and
+# added the per-model and CPU-feeding terms, and run only once they were made, to report. It
+# repeats the shapes where earlier versions lost (many multi-GPU and model-constrained pods,
+# many CPU-only pods, the shared-GPU lists) with new seeds.
+held_out_3=(mix:one-gpu=0.5,multi-gpu=0.1,gpu-spec=0.2,seed=301 mix:multi-gpu=0.15,gpu-spec=0.25,seed=302
+          mix:cpu-only=0.4,gpu-spec=0.2,multi-gpu=0.03,seed=303 mix:cpu-only=0.35,seed=304
+          mix:base=cpu250,seed=305 mix:base=gpushare40,seed=306 mix:base=gpushare60,multi-gpu=0.05,seed=307
+          mix:gpu-spec=0.3,multi-gpu=0.12,one-gpu=0.4,seed=308 mix:base=cpu200,cpu-only=0.3,seed=309
+          mix:sharing=0.4,gpu-spec=0.25,multi-gpu=0.08,seed=310 mix:base=gpushare80,multi-gpu=0.06,seed=311
+          mix:gpu-spec=0.15,multi-gpu=0.2,seed=312)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -107,4 +117,5 @@ PY
 [[ $set_name == tuning-3 || $set_name == all ]] && run_set tuning-3 "${tuning_3[@]}"
 [[ $set_name == held-out-1 || $set_name == all ]] && run_set held-out-1 "${held_out_1[@]}"
 [[ $set_name == held-out-2 || $set_name == all ]] && run_set held-out-2 "${held_out_2[@]}"
+[[ $set_name == held-out-3 || $set_name == all ]] && run_set held-out-3 "${held_out_3[@]}"
 exit 0
