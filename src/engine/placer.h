@@ -112,6 +112,8 @@ class Placer {
   template <typename Find>
   bool place_each(Statement& statement, std::span<const PodId> pods, FailureSummary* why, Find&& find);
 
+  // The policy's cluster-wide term for the node (PlacementPolicy::cluster_term), never cached.
+  double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod);
   // Whether a node of `weight` nodes that scores `score` replaces the best so far (nullopt: none
   // yet); ties go to the lowest index, the first in the random order, or at random in proportion
   // to the nodes tied.
