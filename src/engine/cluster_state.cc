@@ -50,7 +50,8 @@ ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
       supply_.capacity_milli[device.model] += kMilliPerGpu;
       supply_.free_milli[device.model] += kMilliPerGpu;
       supply_.free_total_milli += kMilliPerGpu;
-      if (supply_.device_memory_bytes[device.model] == 0) supply_.device_memory_bytes[device.model] = device.memory_bytes;
+      if (supply_.device_memory_bytes[device.model] == 0)
+        supply_.device_memory_bytes[device.model] = device.memory_bytes;
     }
     totals_.capacity += node.allocatable;
   }

@@ -1,7 +1,8 @@
 // Places pods and gangs with a placement policy: checks feasibility on one representative per
 // node group, asks the policy to score the feasible ones, keeps the best (ties: lowest index).
 // Verdicts are cached per (group, pod shape): a group's state never changes and a policy's
-// score depends only on the node's state, so each pair is judged once. A Placer therefore
+// score depends only on the node's state, so each pair is judged once; the policy's cluster-wide
+// term (PlacementPolicy::cluster_term) is added afresh at every placement. A Placer therefore
 // serves one ClusterState for its lifetime.
 #pragma once
 
