@@ -3,7 +3,7 @@
 # on held-out lists it was not, and prints one table per set: each policy's GPU allocation at 100%
 # arrived, the offline packing of the same pods, and the share of fgd's gap to it each policy closes.
 #   scripts/packing-generalisation.sh [--seeds N] [--policy LIST]
-#                                     [--set tuning|tuning-2|tuning-3|held-out-1|held-out-2|held-out-3|all]
+#                                     [--set tuning|tuning-2|tuning-3|tuning-4|held-out-1|held-out-2|held-out-3|all]
 #                                     [--tie-break T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +38,12 @@ tuning_3=()
 for seed in $(seq 1 10); do
   tuning_3+=(mix:cpu-only=0.4,gpu-spec=0.2,multi-gpu=0.03,seed=$seed mix:cpu-only=0.35,seed=$seed)
 done
+# Tuning, fourth round: more lists of those shapes and their neighbours (seeds 4-9), on which the
+# cluster-wide GPU-model term and its weight were chosen.
+tuning_4=(mix:multi-gpu=0.15,gpu-spec=0.25,seed=4 mix:multi-gpu=0.15,gpu-spec=0.25,seed=5
+          mix:one-gpu=0.5,multi-gpu=0.1,gpu-spec=0.2,seed=4 mix:one-gpu=0.5,multi-gpu=0.1,gpu-spec=0.2,seed=5
+          mix:multi-gpu=0.12,gpu-spec=0.33,seed=6 mix:one-gpu=0.4,multi-gpu=0.12,gpu-spec=0.25,seed=7
+          mix:multi-gpu=0.1,gpu-spec=0.3,cpu-only=0.15,seed=8 mix:base=gpushare60,multi-gpu=0.12,gpu-spec=0.25,seed=9)
 # Held out, first round: run once the policy's first form was made. It showed a loss to first-fit
 # on lists with many multi-GPU and model-constrained pods, so it has been seen: the last two tuning
 # lists were drawn like its worst ones (other seeds), and the policy changed on them.
@@ -115,6 +121,7 @@ PY
 [[ $set_name == tuning || $set_name == all ]] && run_set tuning "${tuning[@]}"
 [[ $set_name == tuning-2 || $set_name == all ]] && run_set tuning-2 "${tuning_2[@]}"
 [[ $set_name == tuning-3 || $set_name == all ]] && run_set tuning-3 "${tuning_3[@]}"
+[[ $set_name == tuning-4 || $set_name == all ]] && run_set tuning-4 "${tuning_4[@]}"
 [[ $set_name == held-out-1 || $set_name == all ]] && run_set held-out-1 "${held_out_1[@]}"
 [[ $set_name == held-out-2 || $set_name == all ]] && run_set held-out-2 "${held_out_2[@]}"
 [[ $set_name == held-out-3 || $set_name == all ]] && run_set held-out-3 "${held_out_3[@]}"

@@ -66,13 +66,15 @@ RandomWorld random_world(std::mt19937_64& random) {
 }
 
 // The placer groups identical nodes and caches verdicts; it must choose exactly what scoring
-// every feasible node one by one chooses (best score, lowest index on ties).
+// every feasible node one by one chooses (best score with the policy's cluster-wide term, lowest
+// index on ties).
 std::optional<NodeIndex> brute_force_choice(const ClusterState& cluster, PlacementPolicy& policy, const PodSpec& pod) {
   std::optional<NodeIndex> best;
   double best_score = 0;
   for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
     if (check_node(cluster.node_spec(node), cluster.node_state(node), pod) != Predicate::kFits) continue;
     double score = policy.score(cluster.view(node), pod).score;
+    if (policy.has_cluster_term()) score += policy.cluster_term(cluster.view(node), pod, cluster.gpu_supply());
     if (!best || score > best_score) {
       best = node;
       best_score = score;

@@ -47,6 +47,13 @@ ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
     }
     device_kind_.push_back(std::move(ordinals));
     totals_.gpu_capacity_milli += int64_t{node.gpu_count()} * kMilliPerGpu;
+    for (const GpuDevice& device : node.gpus) {
+      supply_.capacity_milli[device.model] += kMilliPerGpu;
+      supply_.free_milli[device.model] += kMilliPerGpu;
+      supply_.free_total_milli += kMilliPerGpu;
+      if (supply_.device_memory_bytes[device.model] == 0)
+        supply_.device_memory_bytes[device.model] = device.memory_bytes;
+    }
     totals_.capacity += node.allocatable;
   }
   classify_nodes();
@@ -122,9 +129,18 @@ void ClusterState::bind(PodId id, Binding binding) {
   set_gpu_free(binding.node, state.gpu_free_total());
   totals_.gpu_allocated_milli += binding.gpu_milli();
   totals_.allocated += entry.spec.request;
+  take_from_supply(binding, 1);
   NodeIndex node = binding.node;
   entry.binding = std::move(binding);
   regroup(node);
+}
+
+void ClusterState::take_from_supply(const Binding& binding, int sign) {
+  const NodeSpec& node = node_spec(binding.node);
+  for (int16_t device : binding.devices) {
+    supply_.free_milli[node.gpus[static_cast<size_t>(device)].model] -= sign * binding.milli_per_device;
+  }
+  supply_.free_total_milli -= sign * binding.gpu_milli();
 }
 
 void ClusterState::set_gpu_free(NodeIndex node, int64_t milli) {
@@ -154,6 +170,7 @@ Binding ClusterState::unbind(PodId id) {
   set_gpu_free(binding.node, state.gpu_free_total());
   totals_.gpu_allocated_milli -= binding.gpu_milli();
   totals_.allocated -= entry.spec.request;
+  take_from_supply(binding, -1);
   regroup(binding.node);
   return binding;
 }

@@ -12,6 +12,7 @@
 
 #include "core/binding.h"
 #include "core/cluster.h"
+#include "core/gpu_supply.h"
 #include "core/node_state.h"
 #include "core/pod.h"
 #include "engine/node_groups.h"
@@ -87,6 +88,8 @@ class ClusterState {
   Binding unbind(PodId id);
 
   const ClusterTotals& totals() const { return totals_; }
+  // The cluster's GPUs by model, in step with every binding.
+  const GpuSupply& gpu_supply() const { return supply_; }
   // A node's free GPU milli in all (its state's gpu_free_total), kept in one flat array so that
   // searches visiting thousands of nodes need not load each node's devices.
   int64_t gpu_free_milli(NodeIndex node) const { return gpu_free_milli_[static_cast<size_t>(node)]; }
@@ -145,6 +148,8 @@ class ClusterState {
   int reserved_nodes_ = 0;
   NodeGroups groups_;
   ClusterTotals totals_;
+  GpuSupply supply_;
+  void take_from_supply(const Binding& binding, int sign);
 };
 
 }  // namespace tessera

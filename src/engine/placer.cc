@@ -133,6 +133,7 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
       continue;
     }
     PlacementChoice choice = policy_.score(view, pod);
+    choice.score += cluster_term(cluster, node, pod);
     if (takes_the_lead(choice.score, node, 1, best ? std::optional(best->score) : std::nullopt, best_node)) {
       best = choice;
       best_node = node;
@@ -140,6 +141,10 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
   }
   if (!best) return std::nullopt;
   return make_binding(cluster.view(best_node), pod, *best);
+}
+
+double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod) {
+  return policy_.has_cluster_term() ? policy_.cluster_term(cluster.view(node), pod, cluster.gpu_supply()) : 0;
 }
 
 void Placer::serve(const ClusterState& cluster) {
@@ -190,6 +195,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
   const bool reserved_nodes = cluster.has_reservations();
   const uint64_t shape = shapes_.intern(pod);
   const Verdict* best = nullptr;
+  double best_score = 0;
   NodeIndex best_node = -1;
   cluster.groups().for_each([&](const NodeGroups::Group& group) {
     const NodeIndex representative = group.representative;
@@ -204,10 +210,12 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       if (why) why->count(found.predicate, group.size, cluster.node_spec(representative), pod);
       return;
     }
-    if (best && found.score < best->score) return;
+    const double score = found.score + cluster_term(cluster, representative, pod);
+    if (best && score < best_score) return;
     const NodeIndex node = contender(group);
-    if (takes_the_lead(found.score, node, group.size, best ? std::optional(best->score) : std::nullopt, best_node)) {
+    if (takes_the_lead(score, node, group.size, best ? std::optional(best_score) : std::nullopt, best_node)) {
       best = &found;
+      best_score = score;
       best_node = node;
     }
   });
@@ -249,6 +257,7 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
       if (why) why->count(found.predicate, 1, cluster.node_spec(node), pod);
       continue;
     }
+    found.score += cluster_term(cluster, node, pod);
     // Ties go to the earliest listed node, not at random: a domain's nodes are few.
     if (!best || found.score > best->score) {
       best = found;

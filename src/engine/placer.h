@@ -1,7 +1,8 @@
 // Places pods and gangs with a placement policy: checks feasibility on one representative per
 // node group, asks the policy to score the feasible ones, keeps the best (ties: lowest index).
 // Verdicts are cached per (group, pod shape): a group's state never changes and a policy's
-// score depends only on the node's state, so each pair is judged once. A Placer therefore
+// score depends only on the node's state, so each pair is judged once; the policy's cluster-wide
+// term (PlacementPolicy::cluster_term) is added afresh at every placement. A Placer therefore
 // serves one ClusterState for its lifetime.
 #pragma once
 
@@ -112,6 +113,8 @@ class Placer {
   template <typename Find>
   bool place_each(Statement& statement, std::span<const PodId> pods, FailureSummary* why, Find&& find);
 
+  // The policy's cluster-wide term for the node (PlacementPolicy::cluster_term), never cached.
+  double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod);
   // Whether a node of `weight` nodes that scores `score` replaces the best so far (nullopt: none
   // yet); ties go to the lowest index, the first in the random order, or at random in proportion
   // to the nodes tied.

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string_view>
 
+#include "core/gpu_supply.h"
 #include "core/node.h"
 #include "core/node_state.h"
 #include "core/pod.h"
@@ -30,6 +31,14 @@ class PlacementPolicy {
   // Scores a node the pod fits on. Must depend only on the node's spec and state (not on its
   // index), so nodes in identical states can be scored once.
   virtual PlacementChoice score(const NodeView& node, const PodSpec& pod) = 0;
+  // A term the engine adds to a node's score outside its per-state cache, asked afresh at every
+  // placement: it may depend on the cluster's GPUs by model, which every placement anywhere
+  // changes. Like the score, not on the node's index. 0 unless the policy weighs what is left
+  // cluster-wide (has_cluster_term; the engine skips the call otherwise).
+  virtual double cluster_term(const NodeView& /*node*/, const PodSpec& /*pod*/, const GpuSupply& /*supply*/) {
+    return 0;
+  }
+  virtual bool has_cluster_term() const { return false; }
   // True for a policy whose rule is the order of the nodes (its scores all tie, and the lowest
   // index wins): a random tie-break must leave it alone.
   virtual bool ranks_by_node_order() const { return false; }

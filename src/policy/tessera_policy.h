@@ -13,7 +13,10 @@
 // never changes, so counting them (as FGD does) only adds a constant pull toward the nodes they
 // cannot use — with a third of the pods constrained to GPU models, a pull stronger than the
 // packing signal itself. Of those types only the GPU ones count: keeping room for CPU-only pods
-// beside idle GPUs gave away the CPU the GPU pods needed where CPU runs out first.
+// beside idle GPUs gave away the CPU the GPU pods needed where CPU runs out first. What a node
+// cannot show — how much of its GPU model is left cluster-wide for the pods constrained to it — is
+// a separate term the engine adds outside its per-state cache: the score less the cost of taking
+// that model (model_scarcity.h).
 #pragma once
 
 #include <array>
@@ -21,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "policy/model_scarcity.h"
 #include "policy/placement_policy.h"
 #include "policy/tessera_measure.h"
 #include "policy/workload_mix.h"
@@ -31,9 +35,15 @@ namespace tessera {
 // addresses — as every caller makes one per replay or per scheduling cycle.
 class TesseraPolicy final : public PlacementPolicy {
  public:
-  explicit TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)) {}
+  explicit TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)), scarcity_(mix_) {}
   std::string_view name() const override { return "tessera"; }
   PlacementChoice score(const NodeView& node, const PodSpec& pod) override;
+  // Minus the cost to the pods constrained to GPU models of taking the node's model
+  // (model_scarcity.h): cluster-wide, so outside the engine's per-state cache.
+  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply) override {
+    return -scarcity_.cost(node.spec, node.state, pod, supply);
+  }
+  bool has_cluster_term() const override { return scarcity_.any_constrained(); }
 
  private:
   const TesseraMeasure& measure_for(const NodeSpec& node) const;
@@ -53,6 +63,7 @@ class TesseraPolicy final : public PlacementPolicy {
   };
 
   WorkloadMix mix_;
+  ModelScarcity scarcity_;
   // One per kind of node (allocatable CPU and memory, then each device's model and memory), built
   // on first use, and found by the node spec's address after that (specs never change).
   mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;

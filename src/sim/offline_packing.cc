@@ -24,12 +24,25 @@ int64_t packed_gpu_milli(const std::shared_ptr<const ClusterSpec>& cluster, std:
   return state.totals().gpu_allocated_milli;
 }
 
+// The tessera policy's per-node measure without its cluster-wide term: on some lists the measure
+// alone packs pods known in advance better, and the ceiling keeps the better packing.
+class PerNodeScoreOnly final : public PlacementPolicy {
+ public:
+  explicit PerNodeScoreOnly(PlacementPolicy& policy) : policy_(policy) {}
+  std::string_view name() const override { return policy_.name(); }
+  PlacementChoice score(const NodeView& node, const PodSpec& pod) override { return policy_.score(node, pod); }
+
+ private:
+  PlacementPolicy& policy_;
+};
+
 }  // namespace
 
 int64_t offline_packed_gpu_milli(const std::shared_ptr<const ClusterSpec>& cluster, std::span<const PodSpec> pods) {
   const int64_t device_memory = cluster->median_device_memory();
   FirstFitPolicy first_fit;
   TesseraPolicy tessera(WorkloadMix::from_pods(pods));
+  PerNodeScoreOnly tessera_per_node(tessera);
   int64_t best = 0;
   for (const int cpu_order : {1, -1}) {  // within one GPU size: more CPU first, then less CPU first
     std::vector<const PodSpec*> order;
@@ -44,6 +57,7 @@ int64_t offline_packed_gpu_milli(const std::shared_ptr<const ClusterSpec>& clust
     };
     std::stable_sort(order.begin(), order.end(), [&](const PodSpec* a, const PodSpec* b) { return key(a) > key(b); });
     best = std::max({best, packed_gpu_milli(cluster, order, first_fit), packed_gpu_milli(cluster, order, tessera)});
+    if (tessera.has_cluster_term()) best = std::max(best, packed_gpu_milli(cluster, order, tessera_per_node));
   }
   return best;
 }
