@@ -146,29 +146,48 @@ void QueueLedger::number_subtrees() {
 void QueueLedger::loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector& request,
                                  const std::vector<ResourceVector>& before, std::span<const ResourceId> key_resources,
                                  std::vector<double>& allowance, const LimitTerms* limits) const {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr QueueIndex kNone = QueueTree::kNoParent;
   const size_t keys = key_resources.size();
-  allowance.assign(tree_.size() * keys, -std::numeric_limits<double>::infinity());
+  // The reclaimer's side, walked up from its leaf: whether a queue strictly between the leaf and
+  // each of its ancestors would end further from its fair share (kept per ancestor; kNone's
+  // entry, at the end of blocked_below_, is for a victim with no common ancestor).
+  blocked_below_.assign(tree_.size() + 1, 0);
+  bool blocked = false;
+  for (QueueIndex queue = tree_.parent(reclaimer_leaf); queue != kNone; queue = tree_.parent(queue)) {
+    blocked_below_[queue] = blocked ? 1 : 0;
+    for (ResourceId r : key_resources) {
+      blocked = blocked || before[queue][r] + resource_at(request, r) / 2 > shares_.share(queue, r) + kSlack;
+    }
+  }
+  blocked_below_[tree_.size()] = blocked ? 1 : 0;
+  // The victim's side, parents first: per queue, the least that it and its ancestors below the
+  // common ancestor with the reclaimer may lose, and that common ancestor. Every queue is read
+  // once per call, not once per leaf below it: this runs after every round of evictions.
+  path_.resize(tree_.size() * keys);
+  common_.resize(tree_.size());
+  for (QueueIndex queue : tree_.top_down()) {
+    const QueueIndex parent = tree_.parent(queue);
+    double* path = &path_[queue * keys];
+    if (is_ancestor_or_self(queue, reclaimer_leaf)) {
+      std::fill(path, path + keys, kInf);
+      common_[queue] = queue;
+      continue;
+    }
+    common_[queue] = parent == kNone ? kNone : common_[parent];
+    for (size_t k = 0; k < keys; ++k) {
+      const ResourceId r = key_resources[k];
+      const bool in_limits = limits != nullptr && r == limits->gpu;
+      const double held = allocated_[queue][r] + (in_limits ? burst_[queue] : 0.0);
+      const double share = shares_.share(queue, r) * (in_limits ? limits->overcommit : 1.0);
+      path[k] = std::min(parent == kNone ? kInf : path_[parent * keys + k], held - share + kSlack);
+    }
+  }
+  allowance.assign(tree_.size() * keys, -kInf);
   for (QueueIndex leaf : tree_.leaves()) {
-    double* entry = &allowance[leaf * keys];
-    for (size_t k = 0; k < keys; ++k) entry[k] = std::numeric_limits<double>::infinity();
-    for (QueueIndex queue = leaf; queue != QueueTree::kNoParent && !is_ancestor_or_self(queue, reclaimer_leaf);
-         queue = tree_.parent(queue)) {
-      for (size_t k = 0; k < keys; ++k) {
-        const ResourceId r = key_resources[k];
-        const bool in_limits = limits != nullptr && r == limits->gpu;
-        const double held = allocated_[queue][r] + (in_limits ? burst_[queue] : 0.0);
-        const double share = shares_.share(queue, r) * (in_limits ? limits->overcommit : 1.0);
-        entry[k] = std::min(entry[k], held - share + kSlack);
-      }
-    }
-    for (QueueIndex queue = tree_.parent(reclaimer_leaf);
-         queue != QueueTree::kNoParent && !is_ancestor_or_self(queue, leaf); queue = tree_.parent(queue)) {
-      for (ResourceId r : key_resources) {
-        if (before[queue][r] + resource_at(request, r) / 2 > shares_.share(queue, r) + kSlack) {
-          for (size_t k = 0; k < keys; ++k) entry[k] = -std::numeric_limits<double>::infinity();
-        }
-      }
-    }
+    const QueueIndex common = common_[leaf];
+    if (blocked_below_[common == kNone ? tree_.size() : common]) continue;
+    std::copy_n(&path_[leaf * keys], keys, &allowance[leaf * keys]);
   }
 }
 

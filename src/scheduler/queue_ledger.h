@@ -122,6 +122,10 @@ class QueueLedger {
   uint64_t version_ = 0;
   mutable std::vector<double> share_cache_;  // per queue, valid where share_known_
   mutable std::vector<char> share_known_;
+  // loss_allowance's scratch, per queue: see there.
+  mutable std::vector<char> blocked_below_;
+  mutable std::vector<double> path_;
+  mutable std::vector<QueueIndex> common_;
 };
 
 }  // namespace tessera
