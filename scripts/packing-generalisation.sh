@@ -62,10 +62,10 @@ held_out_2=(mix:gpu-spec=0.25,multi-gpu=0.08,seed=201 mix:base=gpushare60,gpu-sp
           mix:base=gpushare20,multi-gpu=0.07,gpu-spec=0.2,cpu-only=0.15,seed=210
           mix:sharing=0.35,one-gpu=0.35,multi-gpu=0.05,gpu-spec=0.33,seed=211
           mix:base=cpu050,gpu-spec=0.2,multi-gpu=0.09,seed=212)
-# Held out, third round: drawn before the changes that put CPU-only types out of the measure and
-# added the per-model and CPU-feeding terms, and run only once they were made, to report. It
-# repeats the shapes where earlier versions lost (many multi-GPU and model-constrained pods,
-# many CPU-only pods, the shared-GPU lists) with new seeds.
+# Held out, third round: drawn before CPU-only types left the measure and before the GPU-model
+# term, and run only once both were made, to report. It repeats the shapes where earlier versions
+# lost (many multi-GPU and model-constrained pods, many CPU-only pods, the shared-GPU lists) with
+# new seeds.
 held_out_3=(mix:one-gpu=0.5,multi-gpu=0.1,gpu-spec=0.2,seed=301 mix:multi-gpu=0.15,gpu-spec=0.25,seed=302
           mix:cpu-only=0.4,gpu-spec=0.2,multi-gpu=0.03,seed=303 mix:cpu-only=0.35,seed=304
           mix:base=cpu250,seed=305 mix:base=gpushare40,seed=306 mix:base=gpushare60,multi-gpu=0.05,seed=307
