@@ -99,6 +99,21 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
       }
     }
   }
+  // The cluster's GPUs by model (what the placement policy's cluster-wide term reads).
+  GpuSupply supply;
+  for (NodeIndex node = 0; node < nodes; ++node) {
+    const NodeSpec& spec = cluster.node_spec(node);
+    for (size_t device = 0; device < spec.gpus.size(); ++device) {
+      const int64_t free_milli = recomputed[static_cast<size_t>(node)].gpu_free_milli(static_cast<int>(device));
+      supply.free_milli[spec.gpus[device].model] += free_milli;
+      supply.free_total_milli += free_milli;
+    }
+  }
+  const GpuSupply& kept = cluster.gpu_supply();
+  if (kept.free_milli != supply.free_milli || kept.free_total_milli != supply.free_total_milli) {
+    violations.push_back(fmt::format("free GPUs by model counted as {} milli in all, not {}", kept.free_total_milli,
+                                     supply.free_total_milli));
+  }
   return violations;
 }
 
