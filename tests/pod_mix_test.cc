@@ -108,5 +108,20 @@ TEST(OfflinePacking, PlacesLargestFirstKnowingEveryPod) {
   EXPECT_EQ(offline_packed_gpu_milli(uniform_cluster(1, 2), halves), 2000);  // 0.7+0.3 and 0.5+0.5
 }
 
+// Shares that largest-first placement leaves 0.2 short of two devices (0.5+0.4 and 0.3+0.3+0.3):
+// packed device by device they fill both. A device's pods must also find their CPU on its node:
+// where the pair that fills a GPU asks more CPU than the node has, it does not go together.
+TEST(OfflinePacking, FillsDevicesWithSharesThatAddUpAndRespectsCpu) {
+  std::vector<PodSpec> shares;
+  for (const int milli : {300, 500, 200, 400, 300, 300})
+    shares.push_back(pod("s" + std::to_string(milli), 100, GpuRequest::portion(milli)));
+  EXPECT_EQ(offline_packed_gpu_milli(uniform_cluster(1, 2), shares), 2000);
+
+  auto small_cpu = uniform_cluster(1, 1);  // 64 cores
+  const std::vector<PodSpec> hungry = {pod("a", 40000, GpuRequest::portion(600)),
+                                       pod("b", 40000, GpuRequest::portion(400))};
+  EXPECT_EQ(offline_packed_gpu_milli(small_cpu, hungry), 600);
+}
+
 }  // namespace
 }  // namespace tessera

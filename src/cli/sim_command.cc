@@ -84,7 +84,8 @@ void print_arrival_table(const ArrivalReport& report) {
       "% of capacity. failed pods: per seed, over the whole run.\n");
   if (!report.offline_alloc_pct.empty()) {
     fmt::print(
-        "offline: the same arrived pods packed knowing them all in advance (largest first), the ceiling.\n"
+        "offline: the same arrived pods packed knowing them all in advance (largest first; fractional pods a device\n"
+        "at a time), the ceiling.\n"
         "fgd gap: the share of fgd's distance to the offline packing that the policy closes.\n");
   }
 }

@@ -447,7 +447,7 @@ std::string arrival_headline_table(const ArrivalReport& report) {
     }
     out += fmt::format(
         "<p class=\"note\">Offline ceiling: the same arrived pods, packed knowing them all in advance (largest "
-        "first), allocate {} of the GPU capacity (mean over the seeds).{}</p>\n",
+        "first; fractional pods a device at a time), allocate {} of the GPU capacity (mean over the seeds).{}</p>\n",
         format_percent(mean(report.offline_alloc_pct), 2),
         closed.empty() ? "" : fmt::format(" Share of fgd's gap to it that each policy closes: {}.", closed));
   }

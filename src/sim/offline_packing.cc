@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <tuple>
 
 #include "engine/cluster_state.h"
 #include "engine/placer.h"
 #include "policy/first_fit_policy.h"
 #include "policy/tessera_policy.h"
+#include "sim/slack_patterns.h"
 
 namespace tessera {
 
@@ -22,6 +24,112 @@ int64_t packed_gpu_milli(const std::shared_ptr<const ClusterSpec>& cluster, std:
     if (auto binding = placer.find(state, *pod)) state.bind(id, std::move(*binding));
   }
   return state.totals().gpu_allocated_milli;
+}
+
+// A fractional pod that may share a device with others in one pattern: a portion of a device
+// (a GPU-memory request's share depends on the device), asking nothing that tells nodes apart
+// but its GPU models.
+bool joins_patterns(const PodSpec& pod) {
+  return pod.gpu.kind == GpuRequest::Kind::kPortion && pod.node_selector.empty() && pod.tolerations.empty();
+}
+
+// What the packing places as one: a pod, or a pattern of fractional pods (slack_patterns.h)
+// placed as a pod asking their CPU, memory and shares together.
+struct PackingUnit {
+  PodSpec shape;
+  std::vector<const PodSpec*> members;
+};
+
+PackingUnit pattern_unit(std::span<const PodSpec* const> group, const SlackPattern& pattern) {
+  PackingUnit unit{.shape = *group[pattern.members.front()], .members = {}};
+  unit.shape.request = Resources{};
+  unit.shape.gpu = GpuRequest::portion(pattern.total_milli);
+  for (const size_t member : pattern.members) {
+    unit.members.push_back(group[member]);
+    unit.shape.request.cpu_milli += group[member]->request.cpu_milli;
+    unit.shape.request.memory_bytes += group[member]->request.memory_bytes;
+  }
+  return unit;
+}
+
+struct PatternPacking {
+  int64_t gpu_milli = 0;
+  size_t cpu_only_placed = 0;
+};
+
+// `pods` in the packing's order. The fractional pods that may share a device are grouped by
+// their allowed GPU models into patterns; the patterns and the other GPU pods are placed in the
+// order of their GPU requests (then CPU, as `cpu_order` says), each pattern's pods on the device
+// found for the pattern; a pattern no node takes leaves its pods to be placed one by one after
+// the others, with any the device could not hold. The CPU-only pods come before the GPU pods or,
+// with `cpu_only_last`, after them (where CPU is plenty, every one still finds a node and the GPU
+// pods had the first pick of each node's CPU).
+PatternPacking pattern_packing(const std::shared_ptr<const ClusterSpec>& cluster, std::span<const PodSpec* const> pods,
+                               int cpu_order, bool cpu_only_last, PlacementPolicy& policy) {
+  const int64_t device_memory = cluster->median_device_memory();
+  std::vector<PackingUnit> units;
+  std::map<uint64_t, std::vector<const PodSpec*>> groups;  // allowed models -> fractional pods
+  std::vector<const PodSpec*> cpu_only;
+  for (const PodSpec* pod : pods) {
+    if (!pod->gpu.wants_gpu()) {
+      cpu_only.push_back(pod);
+    } else if (joins_patterns(*pod)) {
+      groups[pod->allowed_models.bits()].push_back(pod);
+    } else {
+      units.push_back({.shape = *pod, .members = {pod}});
+    }
+  }
+  for (const auto& [models, group] : groups) {
+    std::vector<int> shares;
+    for (const PodSpec* pod : group) shares.push_back(static_cast<int>(pod->gpu.nominal_milli()));
+    for (const SlackPattern& pattern : minimum_slack_patterns(shares)) units.push_back(pattern_unit(group, pattern));
+  }
+  auto key = [&](const PackingUnit& unit) {
+    return std::tuple(unit.shape.gpu.pending_milli(device_memory), cpu_order * unit.shape.request.cpu_milli,
+                      unit.shape.request.memory_bytes);
+  };
+  std::stable_sort(units.begin(), units.end(),
+                   [&](const PackingUnit& a, const PackingUnit& b) { return key(a) > key(b); });
+
+  ClusterState state(cluster);
+  Placer placer(policy);
+  auto place = [&](PodId id) {
+    std::optional<Binding> binding = placer.find(state, state.pod(id));
+    if (binding) state.bind(id, std::move(*binding));
+    return binding.has_value();
+  };
+  PatternPacking packing;
+  auto place_cpu_only = [&] {
+    for (const PodSpec* pod : cpu_only) packing.cpu_only_placed += place(state.add_pod(*pod)) ? 1 : 0;
+  };
+  if (!cpu_only_last) place_cpu_only();
+  std::vector<PodId> left;
+  for (const PackingUnit& unit : units) {
+    if (unit.members.size() == 1) {  // a pod, or a pattern of one: the same thing
+      place(state.add_pod(*unit.members.front()));
+      continue;
+    }
+    const std::optional<Binding> found = placer.find(state, unit.shape);
+    for (const PodSpec* member : unit.members) {
+      const PodId id = state.add_pod(*member);
+      if (!found) {
+        left.push_back(id);
+        continue;
+      }
+      const int64_t memory =
+          state.node_spec(found->node).gpus[static_cast<size_t>(found->devices.front())].memory_bytes;
+      Binding binding = Binding::on_device(found->node, found->devices.front(), member->gpu, memory);
+      if (state.fits(id, binding)) {
+        state.bind(id, std::move(binding));
+      } else {
+        left.push_back(id);
+      }
+    }
+  }
+  for (const PodId id : left) place(id);
+  if (cpu_only_last) place_cpu_only();
+  packing.gpu_milli = state.totals().gpu_allocated_milli;
+  return packing;
 }
 
 // The tessera policy's per-node measure without its cluster-wide term: on some lists the measure
@@ -56,8 +164,18 @@ int64_t offline_packed_gpu_milli(const std::shared_ptr<const ClusterSpec>& clust
                         pod->request.memory_bytes);
     };
     std::stable_sort(order.begin(), order.end(), [&](const PodSpec* a, const PodSpec* b) { return key(a) > key(b); });
-    best = std::max({best, packed_gpu_milli(cluster, order, first_fit), packed_gpu_milli(cluster, order, tessera)});
-    if (tessera.has_cluster_term()) best = std::max(best, packed_gpu_milli(cluster, order, tessera_per_node));
+    std::vector<PlacementPolicy*> policies = {&tessera};
+    if (tessera.has_cluster_term()) policies.push_back(&tessera_per_node);
+    best = std::max(best, packed_gpu_milli(cluster, order, first_fit));
+    for (PlacementPolicy* policy : policies) {
+      best = std::max(best, packed_gpu_milli(cluster, order, *policy));
+      const PatternPacking cpu_only_first = pattern_packing(cluster, order, cpu_order, false, *policy);
+      const PatternPacking cpu_only_last = pattern_packing(cluster, order, cpu_order, true, *policy);
+      best = std::max(best, cpu_only_first.gpu_milli);
+      // The CPU-only pods last counts only where they are served as fully as when they come first.
+      if (cpu_only_last.cpu_only_placed >= cpu_only_first.cpu_only_placed)
+        best = std::max(best, cpu_only_last.gpu_milli);
+    }
   }
   return best;
 }

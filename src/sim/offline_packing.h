@@ -1,11 +1,17 @@
 // The ceiling of the arrival experiment: how much of the GPU capacity a packing could allocate
-// if it knew every arrived pod in advance. The pods are sorted largest first (GPU request, then
-// CPU, then memory) and placed in that order — on the lowest-index node and device each fits
-// (first-fit decreasing), and by the tessera policy measured against exactly these pods (where
-// some are constrained to GPU models, also by its per-node measure without its cluster-wide term)
-// — with CPU, memory and GPU models respected; the best packing counts. All are packings that
-// exist, so the figure is a floor under the true offline optimum. `tessera sim` reports it beside
-// the policies and the share of FGD's gap to it that each policy closes.
+// if it knew every arrived pod in advance. CPU-only pods come first (a scheduler serves them as
+// they come, so a packing may not leave them out to make room for GPU pods). The GPU pods are
+// sorted largest first (GPU request, then CPU, then memory) and placed in that order: on the
+// lowest-index node and device each fits (first-fit decreasing); by the tessera policy measured
+// against exactly these pods (where some are constrained to GPU models, also by its per-node
+// measure without its cluster-wide term); and with the fractional pods first grouped into
+// one-device patterns (sim/slack_patterns.h) that the tessera policy places as units — there
+// also with the CPU-only pods after the GPU pods, which counts only where they are then served
+// as fully as when they come first. CPU, memory and GPU models are respected; the best packing
+// counts. All are packings that exist, so the figure is a floor under the true offline optimum.
+// Where CPU runs out before the GPUs, serving every CPU-only pod first costs GPU pods their CPU,
+// and online policies, which turn late CPU-only pods away, can beat the figure. `tessera sim`
+// reports it beside the policies and the share of FGD's gap to it that each policy closes.
 #pragma once
 
 #include <memory>

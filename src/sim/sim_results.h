@@ -63,7 +63,7 @@ struct ArrivalReport {
   std::vector<uint64_t> seeds;
   TieBreak tie_break = TieBreak::kLowestIndex;  // how ties between nodes were broken
   std::vector<ArrivalPolicyResult> policies;
-  // Per seed: the offline first-fit-decreasing packing of the pods that arrived up to 100%
+  // Per seed: the offline packing of the pods that arrived up to 100%
   // (sim/offline_packing.h), % of capacity; empty when not computed.
   std::vector<double> offline_alloc_pct;
 };
