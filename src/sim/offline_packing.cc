@@ -85,8 +85,8 @@ PatternPacking pattern_packing(const std::shared_ptr<const ClusterSpec>& cluster
     for (const SlackPattern& pattern : minimum_slack_patterns(shares)) units.push_back(pattern_unit(group, pattern));
   }
   auto key = [&](const PackingUnit& unit) {
-    return std::tuple(unit.shape.gpu.pending_milli(device_memory), cpu_order * unit.shape.request.cpu_milli,
-                      unit.shape.request.memory_bytes);
+    return std::tuple(unit.shape.gpu.pending_milli(device_memory), !unit.shape.allowed_models.is_any(),
+                      cpu_order * unit.shape.request.cpu_milli, unit.shape.request.memory_bytes);
   };
   std::stable_sort(units.begin(), units.end(),
                    [&](const PackingUnit& a, const PackingUnit& b) { return key(a) > key(b); });
@@ -159,9 +159,10 @@ int64_t offline_packed_gpu_milli(const std::shared_ptr<const ClusterSpec>& clust
     auto key = [&](const PodSpec* pod) {
       const int64_t gpu = pod->gpu.pending_milli(device_memory);
       // CPU-only pods first: a scheduler serves them as they come, so a packing may not leave
-      // them out to make room for GPU pods.
-      return std::tuple(gpu == 0 ? std::numeric_limits<int64_t>::max() : gpu, cpu_order * pod->request.cpu_milli,
-                        pod->request.memory_bytes);
+      // them out to make room for GPU pods. Within one GPU size, pods held to GPU models first:
+      // the others can use what they leave.
+      return std::tuple(gpu == 0 ? std::numeric_limits<int64_t>::max() : gpu, !pod->allowed_models.is_any(),
+                        cpu_order * pod->request.cpu_milli, pod->request.memory_bytes);
     };
     std::stable_sort(order.begin(), order.end(), [&](const PodSpec* a, const PodSpec* b) { return key(a) > key(b); });
     std::vector<PlacementPolicy*> policies = {&tessera};

@@ -1,7 +1,8 @@
 // The ceiling of the arrival experiment: how much of the GPU capacity a packing could allocate
 // if it knew every arrived pod in advance. CPU-only pods come first (a scheduler serves them as
 // they come, so a packing may not leave them out to make room for GPU pods). The GPU pods are
-// sorted largest first (GPU request, then CPU, then memory) and placed in that order: on the
+// sorted largest first (GPU request, those held to GPU models before the others, then CPU, then
+// memory) and placed in that order: on the
 // lowest-index node and device each fits (first-fit decreasing); by the tessera policy measured
 // against exactly these pods (where some are constrained to GPU models, also by its per-node
 // measure without its cluster-wide term); and with the fractional pods first grouped into
