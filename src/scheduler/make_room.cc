@@ -512,7 +512,7 @@ class RoomSearch {
     NodeChoice choice;
     // For a GPU pod, nodes where no queue that may give has GPUs in victims no costlier than the
     // best node's can serve only from their free GPUs (may_free).
-    const bool by_gpu_nodes = scope.of_queues != nullptr && quest.need > 0 && quest.live_bounds;
+    const bool by_gpu_nodes = scope.marks && quest.need > 0 && quest.live_bounds;
     merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
     const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
     // A pod that asks for no GPU, of a workload whose queue rules compare CPU and memory: elsewhere
@@ -567,10 +567,13 @@ class RoomSearch {
     return best;
   }
 
-  // The nodes a search visits: all of them from `start` round the cluster, skipping those of no
-  // queue that may give (`of_queues`) whose free GPUs fall short; or, where those queues hold
-  // few nodes, only theirs, listed in node_list_ (`listed_only`).
+  // The nodes a search visits: all of them from `start` round the cluster, skipping (`marks`)
+  // those of no queue that may give whose free GPUs fall short; or, where those queues hold few
+  // nodes, only theirs, listed in node_list_ (`listed_only`). Which nodes those queues hold
+  // (`of_queues`) is read only where the marks of units holding GPUs (gpu_nodes_within) do not
+  // stand in for it: a GPU pod's search under live bounds that lists no nodes leaves it null.
   struct SearchScope {
+    bool marks = false;
     const uint64_t* of_queues = nullptr;
     bool listed_only = false;
   };
@@ -606,8 +609,10 @@ class RoomSearch {
     const bool small_domain = !whole_cluster && domain_.size() * 16 < static_cast<size_t>(node_count);
     const bool marks = by_queue && (!small_domain || quest.need == 0 || !quest.live_bounds);
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway.
+    scope.marks = marks;
     scope.listed_only = marks && whole_cluster && listed < static_cast<size_t>(node_count) / 4;
-    scope.of_queues = marks ? victims_.nodes_of_any(accepted_).data() : nullptr;
+    const bool gpu_marks = quest.need > 0 && quest.live_bounds;
+    if (marks && (scope.listed_only || !gpu_marks)) scope.of_queues = victims_.nodes_of_any(accepted_).data();
     // No unit larger than the budget can be taken either: the search stops at it.
     take_cap_.resize(reach_cap_.size());
     for (QueueIndex queue = 0; queue < take_cap_.size(); ++queue)
