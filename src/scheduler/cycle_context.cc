@@ -145,21 +145,20 @@ void CycleContext::set_reservations(std::vector<Reservation> reservations) {
   }
 }
 
-ResourceVector CycleContext::unit_amount(const VictimUnit& unit) const {
-  ResourceVector total(inputs_.meter.resource_count(), 0.0);
-  for (PodId pod : unit_pods(unit)) {
-    inputs_.meter.add_bound(inputs_.cluster.pod(pod), *inputs_.cluster.binding(pod), total);
-  }
-  return total;
+void CycleContext::amount_held(std::span<const PodId> pods, ResourceVector& total) const {
+  total.assign(inputs_.meter.resource_count(), 0.0);
+  for (PodId pod : pods) inputs_.meter.add_bound(inputs_.cluster.pod(pod), *inputs_.cluster.binding(pod), total);
 }
 
-std::vector<PodId> CycleContext::unit_pods(const VictimUnit& unit) const {
-  if (!unit.whole()) return {unit.extra};
-  std::vector<PodId> pods;
+void CycleContext::unit_pods(const VictimUnit& unit, std::vector<PodId>& pods) const {
+  pods.clear();
+  if (!unit.whole()) {
+    pods.push_back(unit.extra);
+    return;
+  }
   for (PodId pod : inputs_.workloads[unit.workload].pods) {
     if (inputs_.cluster.binding(pod)) pods.push_back(pod);
   }
-  return pods;
 }
 
 void CycleContext::commit(Statement& statement, Action action, WorkloadId beneficiary) {

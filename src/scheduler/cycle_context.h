@@ -89,10 +89,10 @@ class CycleContext : private StatementListener {
   // that made room), the units evicted (moved when re-placed), the operations.
   void commit(Statement& statement, Action action, WorkloadId beneficiary);
 
-  // The amount a unit holds now, and its GPUs in milli.
-  ResourceVector unit_amount(const VictimUnit& unit) const;
-  // The bound pods of a unit.
-  std::vector<PodId> unit_pods(const VictimUnit& unit) const;
+  // The bound pods of a unit, into `pods`; what bound pods hold now, into `total` (one entry per
+  // resource). Out-parameters: the victim indexes ask for every running unit, and reuse them.
+  void unit_pods(const VictimUnit& unit, std::vector<PodId>& pods) const;
+  void amount_held(std::span<const PodId> pods, ResourceVector& total) const;
 
   // Counts commits; failure memos keyed to it expire whenever the cluster changes.
   uint64_t generation() const { return generation_; }
