@@ -12,6 +12,7 @@
 //                 minimum runtime.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "scheduler/actions.h"
@@ -99,7 +100,9 @@ std::vector<double> per_queue(const QueueTree& tree, double (*setting)(const Que
 
 void consolidate(CycleContext& context) {
   const QueueTree& tree = context.tree();
-  VictimIndex victims(context, per_queue(tree, preempt_min_runtime));
+  // Built for the first attempt that searches: those turned down before change nothing, so it
+  // indexes what it would have at the start, and often no attempt gets that far.
+  std::optional<VictimIndex> victims;
   // Moves rearrange the cluster: any commit may open room for a gang that failed before.
   for_each_waiting<uint32_t>(
       context, Action::kConsolidate, [&](WorkloadId id) { return context.workloads()[id].gang_shape; },
@@ -115,7 +118,8 @@ void consolidate(CycleContext& context) {
         request.action = Action::kConsolidate;
         request.victims = VictimRule::kAny;  // any unit the index holds may move
         request.move_victims = true;
-        return make_room(context, victims, request);
+        if (!victims) victims.emplace(context, per_queue(tree, preempt_min_runtime));
+        return make_room(context, *victims, request);
       });
 }
 
