@@ -107,6 +107,11 @@ TEST(QueueLedger, LossAllowanceMatchesTheRuleWalkedLeafByLeaf) {
     const std::vector<ResourceVector> before = ledger.allocated();
     const auto& leaves = tree->leaves();
     const QueueIndex reclaimer = leaves[std::uniform_int_distribution<size_t>(0, leaves.size() - 1)(random)];
+    // As reclaim hands it in: `before` only on the reclaimer's ancestors, the rest never read
+    // (NaN, which would spread into the table if it were).
+    std::vector<ResourceVector> path_only_before(tree->size(), ResourceVector(names.size(), std::nan("")));
+    for (QueueIndex queue = tree->parent(reclaimer); queue != QueueTree::kNoParent; queue = tree->parent(queue))
+      path_only_before[queue] = before[queue];
     ResourceVector request(names.size(), 0.0);
     for (ResourceId r = 0; r < names.size(); ++r) request[r] = amount(random);
     const std::vector<std::vector<ResourceId>> key_sets{{gpu}, {cpu, memory}, {gpu, cpu, memory}};
@@ -121,6 +126,9 @@ TEST(QueueLedger, LossAllowanceMatchesTheRuleWalkedLeafByLeaf) {
       ASSERT_EQ(allowance.size(), expected.size());
       for (size_t i = 0; i < expected.size(); ++i)
         ASSERT_EQ(allowance[i], expected[i]) << "round " << round << " step " << step << " entry " << i;
+      std::vector<double> from_path;
+      ledger.loss_allowance(reclaimer, request, path_only_before, keys, from_path, limits);
+      ASSERT_EQ(from_path, allowance) << "round " << round << " step " << step;
       for (QueueIndex leaf : leaves) {
         blocked_seen += expected[leaf * keys.size()] == -std::numeric_limits<double>::infinity();
         finite_seen += std::isfinite(expected[leaf * keys.size()]);

@@ -12,6 +12,7 @@
 //                 minimum runtime.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "scheduler/actions.h"
@@ -99,7 +100,9 @@ std::vector<double> per_queue(const QueueTree& tree, double (*setting)(const Que
 
 void consolidate(CycleContext& context) {
   const QueueTree& tree = context.tree();
-  VictimIndex victims(context, per_queue(tree, preempt_min_runtime));
+  // Built for the first attempt that searches: those turned down before change nothing, so it
+  // indexes what it would have at the start, and often no attempt gets that far.
+  std::optional<VictimIndex> victims;
   // Moves rearrange the cluster: any commit may open room for a gang that failed before.
   for_each_waiting<uint32_t>(
       context, Action::kConsolidate, [&](WorkloadId id) { return context.workloads()[id].gang_shape; },
@@ -115,16 +118,18 @@ void consolidate(CycleContext& context) {
         request.action = Action::kConsolidate;
         request.victims = VictimRule::kAny;  // any unit the index holds may move
         request.move_victims = true;
-        return make_room(context, victims, request);
+        if (!victims) victims.emplace(context, per_queue(tree, preempt_min_runtime));
+        return make_room(context, *victims, request);
       });
 }
 
 void reclaim(CycleContext& context) {
   const QueueTree& tree = context.tree();
   VictimIndex victims(context, per_queue(tree, reclaim_min_runtime));
-  // What the queues held when an attempt began; one buffer for all attempts (copying into it
-  // reuses its vectors).
-  std::vector<ResourceVector> before;
+  // What the queues held when an attempt began, as loss_allowance reads it: only the reclaiming
+  // leaf's ancestors, copied at each attempt (the other entries are left as they were: a copy
+  // of the whole ledger per attempt cost more than the rest of the attempt's bookkeeping).
+  std::vector<ResourceVector> before(tree.size());
   // A reclaim only takes from queues above their share and fills the room it frees, so after it
   // another queue's failed reclaim can succeed only if room was left free.
   for_each_waiting<std::pair<uint32_t, QueueIndex>>(
@@ -145,7 +150,8 @@ void reclaim(CycleContext& context) {
         reason.reclaim_tried = true;
         if (!quota_allows(context, id)) return false;
         const ResourceVector& request_amount = context.gang_request(id);
-        before = context.ledger().allocated();
+        for (QueueIndex queue = tree.parent(pending.queue); queue != QueueTree::kNoParent; queue = tree.parent(queue))
+          before[queue] = context.ledger().allocated()[queue];
         const size_t key_count = keys.size();
         RoomRequest request;
         request.pending = id;

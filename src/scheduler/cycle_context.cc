@@ -45,6 +45,23 @@ void sort_by_queue_and_run_order(const WorkloadSet& workloads, std::vector<Workl
   for (size_t i = 0; i < keys.size(); ++i) ids[i] = keys[i].id;
 }
 
+std::vector<std::vector<WorkloadId>> split_by_queue_in_run_order(const WorkloadSet& workloads,
+                                                                 std::span<const WorkloadId> ids, size_t queue_count) {
+  std::vector<std::vector<WorkloadId>> by_queue(queue_count);
+  std::vector<char> out_of_order(queue_count, 0);
+  for (WorkloadId id : ids) {
+    const Workload& workload = workloads[id];
+    std::vector<WorkloadId>& list = by_queue[workload.queue];
+    if (!list.empty() && !runs_before(workloads[list.back()], list.back(), workload, id))
+      out_of_order[workload.queue] = 1;
+    list.push_back(id);
+  }
+  for (size_t queue = 0; queue < queue_count; ++queue) {
+    if (out_of_order[queue]) sort_by_queue_and_run_order(workloads, by_queue[queue]);
+  }
+  return by_queue;
+}
+
 CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, FairShares shares,
                            std::vector<QueueLoad> loads, std::vector<ResourceVector> non_preemptible,
                            std::span<const double> burst)
@@ -66,6 +83,9 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       waiting_[static_cast<size_t>(id)] = 1;
     }
   }
+  // Once for the cycle: every action's candidates are taken from it in this order, and the
+  // result lists what still waits in it.
+  sort_by_queue_and_run_order(inputs.workloads, pending_);
 }
 
 const ResourceVector& CycleContext::gang_request(WorkloadId workload) {
@@ -125,21 +145,20 @@ void CycleContext::set_reservations(std::vector<Reservation> reservations) {
   }
 }
 
-ResourceVector CycleContext::unit_amount(const VictimUnit& unit) const {
-  ResourceVector total(inputs_.meter.resource_count(), 0.0);
-  for (PodId pod : unit_pods(unit)) {
-    inputs_.meter.add_bound(inputs_.cluster.pod(pod), *inputs_.cluster.binding(pod), total);
-  }
-  return total;
+void CycleContext::amount_held(std::span<const PodId> pods, ResourceVector& total) const {
+  total.assign(inputs_.meter.resource_count(), 0.0);
+  for (PodId pod : pods) inputs_.meter.add_bound(inputs_.cluster.pod(pod), *inputs_.cluster.binding(pod), total);
 }
 
-std::vector<PodId> CycleContext::unit_pods(const VictimUnit& unit) const {
-  if (!unit.whole()) return {unit.extra};
-  std::vector<PodId> pods;
+void CycleContext::unit_pods(const VictimUnit& unit, std::vector<PodId>& pods) const {
+  pods.clear();
+  if (!unit.whole()) {
+    pods.push_back(unit.extra);
+    return;
+  }
   for (PodId pod : inputs_.workloads[unit.workload].pods) {
     if (inputs_.cluster.binding(pod)) pods.push_back(pod);
   }
-  return pods;
 }
 
 void CycleContext::commit(Statement& statement, Action action, WorkloadId beneficiary) {
@@ -212,7 +231,6 @@ void CycleContext::commit(Statement& statement, Action action, WorkloadId benefi
 }
 
 void CycleContext::finish_result() {
-  sort_by_queue_and_run_order(workloads(), pending_);
   for (WorkloadId id : pending_) {
     if (!still_pending(id)) continue;
     std::optional<PendingReason>& reason = reasons_[static_cast<size_t>(id)];

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -42,7 +43,8 @@ class CycleContext : private StatementListener {
   int64_t gang_gpu_milli(WorkloadId workload) const;
   std::vector<ResourceId> key_resources(WorkloadId workload) { return meter().key_resources(gang_request(workload)); }
 
-  // Workloads pending now, and the reason each failed so far (absent: not tried yet).
+  // Workloads pending at the start of the cycle, by queue and runs_before (the order the
+  // actions take each queue's in), and the reason each failed so far (absent: not tried yet).
   const std::vector<WorkloadId>& pending() const { return pending_; }
   // Whether a workload pending at the start of the cycle is still waiting (none of its pods was
   // placed since). A flag, not a look at every pod: actions ask it for 100,000 workloads.
@@ -87,10 +89,10 @@ class CycleContext : private StatementListener {
   // that made room), the units evicted (moved when re-placed), the operations.
   void commit(Statement& statement, Action action, WorkloadId beneficiary);
 
-  // The amount a unit holds now, and its GPUs in milli.
-  ResourceVector unit_amount(const VictimUnit& unit) const;
-  // The bound pods of a unit.
-  std::vector<PodId> unit_pods(const VictimUnit& unit) const;
+  // The bound pods of a unit, into `pods`; what bound pods hold now, into `total` (one entry per
+  // resource). Out-parameters: the victim indexes ask for every running unit, and reuse them.
+  void unit_pods(const VictimUnit& unit, std::vector<PodId>& pods) const;
+  void amount_held(std::span<const PodId> pods, ResourceVector& total) const;
 
   // Counts commits; failure memos keyed to it expire whenever the cluster changes.
   uint64_t generation() const { return generation_; }
@@ -135,5 +137,12 @@ bool runs_before(const Workload& a, WorkloadId a_id, const Workload& b, Workload
 // on compact copies of the keys. A cycle sorts a hundred thousand pending workloads several
 // times, and loading a workload at every comparison costs more than the sort.
 void sort_by_queue_and_run_order(const WorkloadSet& workloads, std::vector<WorkloadId>& ids);
+
+// The workloads split by queue (per queue index, `queue_count` lists), each list in runs_before
+// order. Workloads that come in that order within each queue (a part of a list sorted by
+// sort_by_queue_and_run_order, as every action's candidates are) cost one pass: only the lists
+// found out of order are sorted.
+std::vector<std::vector<WorkloadId>> split_by_queue_in_run_order(const WorkloadSet& workloads,
+                                                                 std::span<const WorkloadId> ids, size_t queue_count);
 
 }  // namespace tessera

@@ -240,7 +240,8 @@ class RoomSearch {
   }
 
   // Whether the unit, with the victims of its queue already chosen on this node, stays within
-  // what its queue may lose; if so, counts it.
+  // what its queue may lose; if so, counts it. What is counted is never negative, so this also
+  // holds the unit alone to the allowance.
   bool within_allowance(uint32_t index) {
     const size_t keys = request_.give_keys.size();
     if (keys == 0) return true;
@@ -248,18 +249,16 @@ class RoomSearch {
       taken_.assign(request_.give_allowance.size(), 0);
       taken_on_.assign(taken_.size() / keys, 0);
     }
+    lost_.resize(keys);
     const QueueIndex queue = victims_.queue_of(index);
     const size_t base = queue * keys;
     const bool fresh = taken_on_[queue] != node_visit_;  // nothing of the queue chosen on this node yet
     for (size_t k = 0; k < keys; ++k) {
-      const double amount = given(index, k);
+      lost_[k] = given(index, k);
       const double taken = fresh ? 0.0 : taken_[base + k];
-      if (amount > 0 && taken + amount > request_.give_allowance[base + k]) return false;
+      if (lost_[k] > 0 && taken + lost_[k] > request_.give_allowance[base + k]) return false;
     }
-    for (size_t k = 0; k < keys; ++k) {
-      const double taken = fresh ? 0.0 : taken_[base + k];
-      taken_[base + k] = taken + given(index, k);
-    }
+    for (size_t k = 0; k < keys; ++k) taken_[base + k] = (fresh ? 0.0 : taken_[base + k]) + lost_[k];
     taken_on_[queue] = node_visit_;
     return true;
   }
@@ -285,22 +284,15 @@ class RoomSearch {
     return false;
   }
 
-  // Whether the rule lets the search take this unit, on its own.
+  // Whether the rule lets the search take this unit, by its queue and priority. For kOtherQueues
+  // what the unit would cost its queue is checked by within_allowance, which follows.
   bool eligible(uint32_t index) const {
     const QueueIndex queue = victims_.queue_of(index);
     switch (request_.victims) {
       case VictimRule::kAny:
         return true;
-      case VictimRule::kOtherQueues: {
-        if (queue == pending_queue_) return false;
-        const size_t keys = request_.give_keys.size();
-        const double* entry = &request_.give_allowance[queue * keys];
-        for (size_t k = 0; k < keys; ++k) {
-          const double lost = given(index, k);
-          if (lost > 0 && lost > entry[k]) return false;
-        }
-        return true;
-      }
+      case VictimRule::kOtherQueues:
+        return queue != pending_queue_;
       case VictimRule::kOwnQueueLowerPriority:
         return queue == pending_queue_ && victims_.unit(index).priority < pending_priority_;
       case VictimRule::kOwnQueue:
@@ -512,7 +504,7 @@ class RoomSearch {
     NodeChoice choice;
     // For a GPU pod, nodes where no queue that may give has GPUs in victims no costlier than the
     // best node's can serve only from their free GPUs (may_free).
-    const bool by_gpu_nodes = scope.of_queues != nullptr && quest.need > 0 && quest.live_bounds;
+    const bool by_gpu_nodes = scope.marks && quest.need > 0 && quest.live_bounds;
     merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
     const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
     // A pod that asks for no GPU, of a workload whose queue rules compare CPU and memory: elsewhere
@@ -567,10 +559,13 @@ class RoomSearch {
     return best;
   }
 
-  // The nodes a search visits: all of them from `start` round the cluster, skipping those of no
-  // queue that may give (`of_queues`) whose free GPUs fall short; or, where those queues hold
-  // few nodes, only theirs, listed in node_list_ (`listed_only`).
+  // The nodes a search visits: all of them from `start` round the cluster, skipping (`marks`)
+  // those of no queue that may give whose free GPUs fall short; or, where those queues hold few
+  // nodes, only theirs, listed in node_list_ (`listed_only`). Which nodes those queues hold
+  // (`of_queues`) is read only where the marks of units holding GPUs (gpu_nodes_within) do not
+  // stand in for it: a GPU pod's search under live bounds that lists no nodes leaves it null.
   struct SearchScope {
+    bool marks = false;
     const uint64_t* of_queues = nullptr;
     bool listed_only = false;
   };
@@ -606,8 +601,10 @@ class RoomSearch {
     const bool small_domain = !whole_cluster && domain_.size() * 16 < static_cast<size_t>(node_count);
     const bool marks = by_queue && (!small_domain || quest.need == 0 || !quest.live_bounds);
     // Only the nodes of queues that may give, unless those are a good part of the cluster anyway.
+    scope.marks = marks;
     scope.listed_only = marks && whole_cluster && listed < static_cast<size_t>(node_count) / 4;
-    scope.of_queues = marks ? victims_.nodes_of_any(accepted_).data() : nullptr;
+    const bool gpu_marks = quest.need > 0 && quest.live_bounds;
+    if (marks && (scope.listed_only || !gpu_marks)) scope.of_queues = victims_.nodes_of_any(accepted_).data();
     // No unit larger than the budget can be taken either: the search stops at it.
     take_cap_.resize(reach_cap_.size());
     for (QueueIndex queue = 0; queue < take_cap_.size(); ++queue)
@@ -725,6 +722,7 @@ class RoomSearch {
   // cleared at every node.
   std::vector<double> taken_;
   std::vector<uint64_t> taken_on_;
+  std::vector<double> lost_;  // within_allowance's, per key: what the unit costs its queue
   uint64_t node_visit_ = 0;  // counts the nodes looked into
 };
 

@@ -89,7 +89,8 @@ class QueueLedger {
   // common ancestor of the two leaves, every queue on the victim's side must keep each key
   // resource at or above its fair share, and every queue on the reclaimer's side above its leaf
   // must stay as near its fair share with the request added (half of it within the share) as
-  // it was when the reclaim began (`before`, a copy of allocated() taken then); a leaf on which that fails may lose
+  // it was when the reclaim began (`before`: allocated() as it was then, read only for the
+  // ancestors of `reclaimer_leaf`); a leaf on which that fails may lose
   // nothing (-infinity). One table per attempt turns each victim check into a comparison.
   //
   // With `limits`, for a workload that waits for limit room (docs/gpu-memory.md §Scheduler): on

@@ -4,17 +4,13 @@ namespace tessera {
 
 QueuePicker::QueuePicker(CycleContext& context, const std::vector<WorkloadId>& candidates)
     : context_(context),
-      by_leaf_(context.tree().size()),
+      by_leaf_(split_by_queue_in_run_order(context.workloads(), candidates, context.tree().size())),
       cursor_(context.tree().size(), 0),
       remaining_(context.tree().size(), 0) {
   const QueueTree& tree = context.tree();
-  const WorkloadSet& workloads = context.workloads();
-  std::vector<WorkloadId> sorted = candidates;
-  sort_by_queue_and_run_order(workloads, sorted);  // so each leaf's come in runs_before order
-  for (WorkloadId id : sorted) {
-    const QueueIndex leaf = workloads[id].queue;
-    by_leaf_[leaf].push_back(id);
-    for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree.parent(queue)) ++remaining_[queue];
+  for (QueueIndex leaf = 0; leaf < by_leaf_.size(); ++leaf) {
+    for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree.parent(queue))
+      remaining_[queue] += by_leaf_[leaf].size();
   }
 }
 

@@ -13,7 +13,8 @@ namespace tessera {
 
 class QueuePicker {
  public:
-  // `candidates` in any order; each leaf's are sorted by runs_before.
+  // `candidates` in any order; each leaf's are taken in runs_before order (parts of
+  // CycleContext::pending() are in it already, and are not sorted again).
   QueuePicker(CycleContext& context, const std::vector<WorkloadId>& candidates);
 
   // The next candidate, or -1 when none is left. Each candidate is handed out once.

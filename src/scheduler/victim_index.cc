@@ -77,7 +77,8 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
   unit.queue = workload.queue;
   unit.priority = workload.spec.priority;
   unit.started_at = workload.started_at;
-  const std::vector<PodId> pods = context.unit_pods(victim);
+  std::vector<PodId>& pods = unit_pods_;
+  context.unit_pods(victim, pods);
   uint8_t holds = 0;
   for (PodId pod : pods) {
     const Binding& binding = *cluster.binding(pod);
@@ -90,8 +91,9 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
   }
   if (unit.gpu_milli > 0) holds |= kHoldsGpu;
   members_start_.push_back(members_.size());
-  const ResourceVector amount = context.unit_amount(victim);
-  for (size_t resource = 0; resource < resource_count_; ++resource) amounts_.push_back(resource_at(amount, resource));
+  context.amount_held(pods, unit_amount_);
+  for (size_t resource = 0; resource < resource_count_; ++resource)
+    amounts_.push_back(resource_at(unit_amount_, resource));
   const auto index = static_cast<uint32_t>(units_.size());
   for (PodId pod : pods) {
     const Binding& binding = *cluster.binding(pod);

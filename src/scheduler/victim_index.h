@@ -150,6 +150,9 @@ class VictimIndex {
   std::vector<char> extra_counted_;  // forget's, per extra of one workload
   int min_priority_ = 0;
   int64_t max_unit_gpu_milli_ = 0;
+  // add_unit's scratch: the unit's pods and what they hold.
+  std::vector<PodId> unit_pods_;
+  ResourceVector unit_amount_;
   struct HeldIn {
     int topology = 0;
     int level = 0;

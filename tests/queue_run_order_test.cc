@@ -1,0 +1,75 @@
+// Each action takes a queue's candidates in runs_before order. The cycle sorts its pending
+// workloads once, and split_by_queue_in_run_order sorts again only the queues whose candidates
+// come out of order: the lists must be those a full sort gives, whatever order comes in.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "scheduler/cycle_context.h"
+#include "scheduler_world.h"
+
+namespace tessera {
+namespace {
+
+using testing::SchedulerWorld;
+using testing::WorkloadShape;
+
+// What the split must equal: the full sort, cut where the queue changes.
+std::vector<std::vector<WorkloadId>> sorted_then_cut(const WorkloadSet& workloads, std::vector<WorkloadId> ids,
+                                                     size_t queue_count) {
+  sort_by_queue_and_run_order(workloads, ids);
+  std::vector<std::vector<WorkloadId>> by_queue(queue_count);
+  for (WorkloadId id : ids) by_queue[workloads[id].queue].push_back(id);
+  return by_queue;
+}
+
+TEST(QueueRunOrder, SplitByQueueGivesWhatTheFullSortGivesInAnyOrder) {
+  std::mt19937_64 random(4711);
+  auto draw = [&random](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
+  int presorted_lists = 0, shuffled_lists = 0;
+  for (int round = 0; round < 60; ++round) {
+    std::vector<QueueSpec> queues;
+    std::vector<std::string> leaves;
+    const int projects = draw(1, 6);
+    queues.push_back(testing::gpu_queue("dept", "", 8));
+    for (int p = 0; p < projects; ++p) {
+      leaves.push_back(fmt::format("p{}", p));
+      queues.push_back(testing::gpu_queue(leaves.back(), "dept", 1));
+    }
+    SchedulerWorld world(testing::uniform_cluster(2, 8), queues);
+    const int count = draw(0, 120);
+    std::vector<WorkloadId> ids;
+    for (int w = 0; w < count; ++w) {
+      WorkloadShape shape;
+      shape.priority = 50 * draw(0, 2);  // few values: many ties, broken by submission, then id
+      const std::string& leaf = leaves[static_cast<size_t>(draw(0, projects - 1))];
+      ids.push_back(world.submit(fmt::format("w{}", w), leaf, shape, 10.0 * draw(0, 5)));
+    }
+    const size_t queue_count = world.tree().size();
+    const std::vector<std::vector<WorkloadId>> expected = sorted_then_cut(world.workloads(), ids, queue_count);
+    // In order already (part of a sorted list, as the actions' candidates are): one pass.
+    std::vector<WorkloadId> sorted = ids;
+    sort_by_queue_and_run_order(world.workloads(), sorted);
+    std::vector<WorkloadId> part;
+    for (WorkloadId id : sorted) {
+      if (draw(0, 3) != 0) part.push_back(id);
+    }
+    EXPECT_EQ(split_by_queue_in_run_order(world.workloads(), part, queue_count),
+              sorted_then_cut(world.workloads(), part, queue_count))
+        << "round " << round;
+    presorted_lists += part.empty() ? 0 : 1;
+    // Any order: shuffled, reversed, queues interleaved.
+    std::vector<WorkloadId> shuffled = ids;
+    std::shuffle(shuffled.begin(), shuffled.end(), random);
+    EXPECT_EQ(split_by_queue_in_run_order(world.workloads(), shuffled, queue_count), expected) << "round " << round;
+    std::reverse(sorted.begin(), sorted.end());
+    EXPECT_EQ(split_by_queue_in_run_order(world.workloads(), sorted, queue_count), expected) << "round " << round;
+    shuffled_lists += ids.size() > 1 ? 1 : 0;
+  }
+  EXPECT_GT(presorted_lists, 40);
+  EXPECT_GT(shuffled_lists, 40);
+}
+
+}  // namespace
+}  // namespace tessera
