@@ -77,7 +77,7 @@ held_out_3=(mix:one-gpu=0.5,multi-gpu=0.1,gpu-spec=0.2,seed=301 mix:multi-gpu=0.
 # toward the shared-GPU lists it is aimed at, and run only once it was made, to report.
 held_out_4=(mix:base=gpushare60,seed=401 mix:base=gpushare80,multi-gpu=0.04,seed=402
           mix:base=gpushare40,gpu-spec=0.15,seed=403 mix:base=gpushare100,cpu-only=0.3,seed=404
-          mix:base=gpushare20,sharing=0.6,seed=405 mix:base=gpushare100,gpu-spec=0.25,multi-gpu=0.06,seed=406
+          mix:base=gpushare20,sharing=0.6,seed=405 mix:base=gpushare80,gpu-spec=0.25,multi-gpu=0.06,seed=406
           mix:sharing=0.7,seed=407 mix:base=gpushare80,cpu-only=0.2,gpu-spec=0.1,seed=408
           mix:base=gpushare60,one-gpu=0.3,multi-gpu=0.08,seed=409 mix:base=gpushare40,sharing=0.8,seed=410
           mix:base=gpushare100,seed=411 mix:base=gpushare60,gpu-spec=0.33,cpu-only=0.15,seed=412)
