@@ -117,7 +117,7 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
   }
   // The devices with part of their share free, by model and free share (the placement policy's
   // sum-of-squares term reads them).
-  for (size_t slot = 0; slot < std::max(kept.partial_devices.size(), supply.partial_devices.size()); ++slot) {
+  for (size_t slot = 0; slot < std::max(kept.partial_tree.size(), supply.partial_tree.size()); ++slot) {
     const auto model = static_cast<GpuModelId>(slot / kMilliPerGpu);
     const int free_milli = static_cast<int>(slot % kMilliPerGpu);
     if (kept.partial_count(model, free_milli) != supply.partial_count(model, free_milli)) {

@@ -1,7 +1,6 @@
 #include "policy/sum_of_squares.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace tessera {
 
@@ -17,12 +16,7 @@ std::pair<int, int64_t> gap_class(const GpuSupply& supply, GpuModelId model, int
   if (above == starts.begin()) return {-1, 0};
   const int low = *(above - 1);
   const int high = above == starts.end() ? kMilliPerGpu : *above;
-  // One contiguous run of the model's counts (asked for every node group a fraction fits on).
-  const size_t base = static_cast<size_t>(model) * kMilliPerGpu;
-  const size_t end = std::min(base + static_cast<size_t>(high), supply.partial_devices.size());
-  const size_t begin = std::min(base + static_cast<size_t>(low), end);
-  const auto counts = supply.partial_devices.begin();
-  return {low, std::accumulate(counts + static_cast<long>(begin), counts + static_cast<long>(end), int64_t{0})};
+  return {low, supply.partial_between(model, low, high)};
 }
 
 }  // namespace

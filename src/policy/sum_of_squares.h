@@ -9,7 +9,7 @@
 // The rule keeps the gaps of every size few and alike in number, so each size of fraction that
 // comes finds one it fills; its expected waste grows as the square root of the pods placed on
 // perfectly packable distributions, where best fit's grows linearly. The counts are cluster-wide
-// and change with every placement anywhere (GpuSupply::partial_devices, kept by the engine).
+// and change with every placement anywhere (GpuSupply::partial_tree, kept by the engine).
 //
 // The trace's portions are not few sizes on a coarse grid: counted by exact milli, most gap sizes
 // hold a device or two and the squares say little. Counted by class — the gaps that hold the same
