@@ -140,7 +140,8 @@ TEST(ModelScarcity, AFractionFillingARemainderOfTheScarceModelCostsNothing) {
   state.bind(running, Binding{0, {0}, 500});
   const PodSpec next = pod("next", 1000, GpuRequest::portion(500));
   TesseraPolicy tessera_policy(WorkloadMix::from_pods(population));
-  EXPECT_EQ(tessera_policy.cluster_term(state.view(0), next, state.gpu_supply()), 0);
+  ModelScarcity scarcity(WorkloadMix::from_pods(population));
+  EXPECT_EQ(scarcity.cost(cluster->nodes[0], state.node_state(0), next, state.gpu_supply()), 0);
   auto binding = Placer(tessera_policy).find(state, next);
   ASSERT_TRUE(binding.has_value());
   EXPECT_EQ(binding->node, 0);

@@ -3,10 +3,13 @@
 // cluster-wide (which no single node's state shows).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "core/gpu_model.h"
+#include "core/gpu_request.h"
 
 namespace tessera {
 
@@ -16,6 +19,46 @@ struct GpuSupply {
   // The memory of one device of the model (the first seen), to read GPU-memory requests with.
   std::array<int64_t, GpuModelSet::kMaxModels> device_memory_bytes{};
   int64_t free_total_milli = 0;
+  // The cluster's allocatable CPU, to tell whether GPUs or CPU run out first.
+  int64_t cpu_capacity_milli = 0;
+  // How many devices of each model have each partial share free (0 < free < 1000 milli; idle and
+  // full devices are not counted): the gaps fractional pods can fill. Kept as one Fenwick tree
+  // per model (at [model * kMilliPerGpu + free milli]), so that the devices of a range of free
+  // shares are counted in a few steps: a placement policy asks for every node group it scores.
+  // Sized for the cluster's models; empty: none counted. Read through the functions below.
+  std::vector<int32_t> partial_tree;
+
+  // The model's devices with exactly `free_milli` free.
+  int32_t partial_count(GpuModelId model, int free_milli) const {
+    return partial_between(model, free_milli, free_milli + 1);
+  }
+  // The model's devices with from `low` to below `high` milli free.
+  int32_t partial_between(GpuModelId model, int low, int high) const {
+    return partial_below(model, high) - partial_below(model, low);
+  }
+  // Counts a device of the model whose used share went from `was` to `now` milli.
+  void move_partial(GpuModelId model, int was_used_milli, int now_used_milli) {
+    add_partial(model, kMilliPerGpu - was_used_milli, -1);
+    add_partial(model, kMilliPerGpu - now_used_milli, 1);
+  }
+
+ private:
+  // The model's devices with 0 < free < `free_milli`.
+  int32_t partial_below(GpuModelId model, int free_milli) const {
+    const size_t base = static_cast<size_t>(model) * kMilliPerGpu;
+    if (base >= partial_tree.size()) return 0;
+    int32_t count = 0;
+    for (int i = std::min(free_milli - 1, kMilliPerGpu - 1); i > 0; i -= i & -i) {
+      count += partial_tree[base + static_cast<size_t>(i)];
+    }
+    return count;
+  }
+  void add_partial(GpuModelId model, int free_milli, int32_t change) {
+    if (free_milli <= 0 || free_milli >= kMilliPerGpu) return;
+    const size_t base = static_cast<size_t>(model) * kMilliPerGpu;
+    if (base >= partial_tree.size()) partial_tree.resize(base + kMilliPerGpu, 0);
+    for (int i = free_milli; i < kMilliPerGpu; i += i & -i) partial_tree[base + static_cast<size_t>(i)] += change;
+  }
 };
 
 }  // namespace tessera

@@ -56,6 +56,7 @@ ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
     }
     totals_.capacity += node.allocatable;
   }
+  supply_.cpu_capacity_milli = totals_.capacity.cpu_milli;
   classify_nodes();
 }
 
@@ -137,8 +138,12 @@ void ClusterState::bind(PodId id, Binding binding) {
 
 void ClusterState::take_from_supply(const Binding& binding, int sign) {
   const NodeSpec& node = node_spec(binding.node);
+  const NodeState& state = node_state(binding.node);  // already with the binding applied or released
   for (int16_t device : binding.devices) {
-    supply_.free_milli[node.gpus[static_cast<size_t>(device)].model] -= sign * binding.milli_per_device;
+    const GpuModelId model = node.gpus[static_cast<size_t>(device)].model;
+    supply_.free_milli[model] -= sign * binding.milli_per_device;
+    const int now_used = state.gpu_used_milli[static_cast<size_t>(device)];
+    supply_.move_partial(model, now_used - sign * binding.milli_per_device, now_used);
   }
   supply_.free_total_milli -= sign * binding.gpu_milli();
 }

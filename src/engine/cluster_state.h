@@ -149,6 +149,8 @@ class ClusterState {
   NodeGroups groups_;
   ClusterTotals totals_;
   GpuSupply supply_;
+  // Takes the binding's GPUs from the supply (sign 1) or gives them back (-1), the node's state
+  // already changed.
   void take_from_supply(const Binding& binding, int sign);
 };
 

@@ -107,12 +107,25 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
       const int64_t free_milli = recomputed[static_cast<size_t>(node)].gpu_free_milli(static_cast<int>(device));
       supply.free_milli[spec.gpus[device].model] += free_milli;
       supply.free_total_milli += free_milli;
+      supply.move_partial(spec.gpus[device].model, 0, recomputed[static_cast<size_t>(node)].gpu_used_milli[device]);
     }
   }
   const GpuSupply& kept = cluster.gpu_supply();
   if (kept.free_milli != supply.free_milli || kept.free_total_milli != supply.free_total_milli) {
     violations.push_back(fmt::format("free GPUs by model counted as {} milli in all, not {}", kept.free_total_milli,
                                      supply.free_total_milli));
+  }
+  // The devices with part of their share free, by model and free share (the placement policy's
+  // sum-of-squares term reads them).
+  for (size_t slot = 0; slot < std::max(kept.partial_tree.size(), supply.partial_tree.size()); ++slot) {
+    const auto model = static_cast<GpuModelId>(slot / kMilliPerGpu);
+    const int free_milli = static_cast<int>(slot % kMilliPerGpu);
+    if (kept.partial_count(model, free_milli) != supply.partial_count(model, free_milli)) {
+      violations.push_back(fmt::format("devices of GPU model {} with {} milli free counted as {}, not {}", int{model},
+                                       free_milli, kept.partial_count(model, free_milli),
+                                       supply.partial_count(model, free_milli)));
+      break;
+    }
   }
   return violations;
 }

@@ -4,8 +4,23 @@
 #include <cmath>
 
 #include "policy/device_choice.h"
+#include "policy/feasibility.h"
+#include "policy/sum_of_squares.h"
 
 namespace tessera {
+
+TesseraPolicy::TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)), scarcity_(mix_) {
+  double cpu_milli = 0, gpu_milli = 0;
+  for (const PodType& type : mix_.types()) {
+    cpu_milli += type.popularity * static_cast<double>(type.request.cpu_milli);
+    gpu_milli += type.popularity * static_cast<double>(type.gpu.nominal_milli());
+    has_fractions_ = has_fractions_ || type.gpu.is_fractional();
+    if (type.gpu.kind == GpuRequest::Kind::kPortion) share_sizes_.push_back(type.gpu.portion_milli);
+  }
+  std::sort(share_sizes_.begin(), share_sizes_.end());
+  share_sizes_.erase(std::unique(share_sizes_.begin(), share_sizes_.end()), share_sizes_.end());
+  cpu_per_gpu_milli_ = gpu_milli > 0 ? cpu_milli / gpu_milli : 0;
+}
 
 const TesseraMeasure& TesseraPolicy::measure_for(const NodeSpec& node) const {
   auto [known, inserted] = measure_of_node_.try_emplace(&node, nullptr);
@@ -31,18 +46,43 @@ size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   return static_cast<size_t>(hash);
 }
 
-double TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state) {
+size_t TesseraPolicy::FractionKeyHash::operator()(const FractionKey& key) const {
+  size_t hash = StateKeyHash()(key.state);
+  auto mix = [&hash](uint64_t value) { hash = (hash ^ value) * 0x100000001b3ULL + (hash >> 29); };
+  mix(static_cast<uint64_t>(key.request.cpu_milli));
+  mix(static_cast<uint64_t>(key.request.memory_bytes));
+  mix(static_cast<uint64_t>(key.gpu.portion_milli));
+  mix(static_cast<uint64_t>(key.gpu.memory_bytes));
+  mix(static_cast<uint64_t>(key.gpu.memory_limit_bytes));
+  mix(key.models);
+  return hash;
+}
+
+std::optional<TesseraPolicy::StateKey> TesseraPolicy::key_of(const TesseraMeasure& measure, const NodeSpec& node,
+                                                             const NodeState& state) {
   StateKey key;
-  if (!measure.uniform_devices() || state.gpu_used_milli.size() > key.used_ascending.size())
-    return measure.unusable_capacity(node, state);
+  if (!measure.uniform_devices() || state.gpu_used_milli.size() > key.used_ascending.size()) return std::nullopt;
   key.node = &node;
   key.free_cpu_milli = state.free.cpu_milli;
   key.free_memory_bytes = state.free.memory_bytes;
   std::copy(state.gpu_used_milli.begin(), state.gpu_used_milli.end(), key.used_ascending.begin());
   std::sort(key.used_ascending.begin(), key.used_ascending.begin() + static_cast<long>(state.gpu_used_milli.size()));
-  constexpr size_t kMaxRemembered = size_t{1} << 20;  // bounded; entries are cheap to recompute
+  return key;
+}
+
+namespace {
+
+// Bounded, so long replays cannot grow the remembered states without limit; entries are cheap to
+// recompute.
+constexpr size_t kMaxRemembered = size_t{1} << 20;
+
+}  // namespace
+
+double TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state) {
+  const std::optional<StateKey> key = key_of(measure, node, state);
+  if (!key) return measure.unusable_capacity(node, state);
   if (before_.size() >= kMaxRemembered) before_.clear();
-  auto [it, inserted] = before_.try_emplace(key, 0.0);
+  auto [it, inserted] = before_.try_emplace(*key, 0.0);
   if (inserted) it->second = measure.unusable_capacity(node, state);
   return it->second;
 }
@@ -62,18 +102,75 @@ double quantised(double score) { return std::round(score / kGrowthQuantumMilli) 
 }  // namespace
 
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
-  const TesseraMeasure& measure = measure_for(node.spec);
-  const double before = unusable_before(measure, node.spec, node.state);
   if (!pod.gpu.is_fractional()) {
+    const TesseraMeasure& measure = measure_for(node.spec);
+    const double before = unusable_before(measure, node.spec, node.state);
     return {quantised(before - measure.unusable_capacity_after(node.spec, node.state, pod, -1)), -1};
   }
-  PlacementChoice best{0, -1};
-  for (int device : fraction_candidates(node.spec, node.state, pod)) {
-    const double growth = measure.unusable_capacity_after(node.spec, node.state, pod, device) - before;
-    if (best.device < 0 || -growth > best.score) best = {-growth, device};
-  }
+  PlacementChoice best = choose_device(node.spec, node.state, pod);
   best.score = quantised(best.score);
   return best;
+}
+
+PlacementChoice TesseraPolicy::choose_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
+  const TesseraMeasure& measure = measure_for(node);
+  const double before = unusable_before(measure, node, state);
+  PlacementChoice best{0, -1};
+  for (int device : fraction_candidates(node, state, pod)) {
+    const double growth = measure.unusable_capacity_after(node, state, pod, device) - before;
+    if (best.device < 0 || -growth > best.score) best = {-growth, device};
+  }
+  if (best.device >= 0) {
+    if (const std::optional<StateKey> key = key_of(measure, node, state)) {
+      if (chosen_used_.size() >= kMaxRemembered) chosen_used_.clear();
+      chosen_used_[FractionKey{*key, pod.request, pod.gpu, pod.allowed_models.bits()}] =
+          state.gpu_used_milli[static_cast<size_t>(best.device)];
+    }
+  }
+  return best;
+}
+
+TesseraPolicy::ChosenDevice TesseraPolicy::chosen_device(const NodeSpec& node, const NodeState& state,
+                                                         const PodSpec& pod) {
+  // Where every device the fraction fits on is alike (kind and used share), any is the choice.
+  std::optional<ChosenDevice> only;
+  bool alike = true;
+  for (int device = 0; device < node.gpu_count() && alike; ++device) {
+    if (!device_fits_fraction(node, state, pod, device)) continue;
+    const ChosenDevice here{&node.gpus[static_cast<size_t>(device)], state.gpu_used_milli[static_cast<size_t>(device)]};
+    alike = !only || (here.used_milli == only->used_milli && *here.device == *only->device);
+    only = here;
+  }
+  if (!only) return {};
+  if (alike) return *only;
+  const TesseraMeasure& measure = measure_for(node);
+  if (const std::optional<StateKey> key = key_of(measure, node, state)) {
+    auto found = chosen_used_.find(FractionKey{*key, pod.request, pod.gpu, pod.allowed_models.bits()});
+    if (found != chosen_used_.end()) return {&node.gpus.front(), found->second};  // like devices
+  }
+  const int device = choose_device(node, state, pod).device;
+  return {&node.gpus[static_cast<size_t>(device)], state.gpu_used_milli[static_cast<size_t>(device)]};
+}
+
+bool TesseraPolicy::gpus_run_out_first(const GpuSupply& supply) {
+  if (!gpus_run_out_first_) {
+    int64_t gpu_capacity = 0;
+    for (int64_t milli : supply.capacity_milli) gpu_capacity += milli;
+    gpus_run_out_first_ =
+        cpu_per_gpu_milli_ * static_cast<double>(gpu_capacity) <= static_cast<double>(supply.cpu_capacity_milli);
+  }
+  return *gpus_run_out_first_;
+}
+
+double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply) {
+  const double term = -scarcity_.cost(node.spec, node.state, pod, supply);
+  if (!pod.gpu.is_fractional() || !gpus_run_out_first(supply)) return term;
+  const ChosenDevice chosen = chosen_device(node.spec, node.state, pod);
+  if (!chosen.device) return term;
+  const int share = pod.gpu.milli_on_device(chosen.device->memory_bytes);
+  const int64_t change =
+      sum_of_squares_change(supply, chosen.device->model, kMilliPerGpu - chosen.used_milli, share, share_sizes_);
+  return term - kSquaresWeight * static_cast<double>(change);
 }
 
 }  // namespace tessera

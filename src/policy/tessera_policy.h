@@ -16,11 +16,16 @@
 // beside idle GPUs gave away the CPU the GPU pods needed where CPU runs out first. What a node
 // cannot show — how much of its GPU model is left cluster-wide for the pods constrained to it — is
 // a separate term the engine adds outside its per-state cache: the score less the cost of taking
-// that model (model_scarcity.h).
+// that model (model_scarcity.h). A second such term steers fractions by the gaps the whole
+// cluster has left: less, on the device the score chose, the growth of the sum of squares of the
+// numbers of partial devices by free share (sum_of_squares.h), the shares counted by class — the
+// mix's portions, a gap in the class of the largest portion it holds — so that each gap size that
+// some pod can fill is kept few and a fraction goes where its class closes or is rare.
 #pragma once
 
 #include <array>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -35,22 +40,21 @@ namespace tessera {
 // addresses — as every caller makes one per replay or per scheduling cycle.
 class TesseraPolicy final : public PlacementPolicy {
  public:
-  explicit TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)), scarcity_(mix_) {}
+  explicit TesseraPolicy(WorkloadMix mix);
   std::string_view name() const override { return "tessera"; }
   PlacementChoice score(const NodeView& node, const PodSpec& pod) override;
   // Minus the cost to the pods constrained to GPU models of taking the node's model
   // (model_scarcity.h): cluster-wide, so outside the engine's per-state cache.
-  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply) override {
-    return -scarcity_.cost(node.spec, node.state, pod, supply);
-  }
-  bool has_cluster_term() const override { return scarcity_.any_constrained(); }
+  // Less, for a fraction, kSquaresWeight times the growth of the sum of squares of the cluster's
+  // partial devices counted by gap class, on the device the score chose (sum_of_squares.h).
+  // The weight puts a change of a few devices near the rounding of the score (a tenth of a GPU):
+  // on the shared-GPU tuning lists of scripts/packing-generalisation.sh 0.1 to 0.6 gained, 1 and
+  // more lost, and gaps counted by exact share did not gain; docs/results.md has the figures.
+  static constexpr double kSquaresWeight = 0.3;
+  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply) override;
+  bool has_cluster_term() const override { return has_fractions_ || scarcity_.any_constrained(); }
 
  private:
-  const TesseraMeasure& measure_for(const NodeSpec& node) const;
-  // T of a state before the placement: the same state is asked about for every pod shape that
-  // comes to it, so it is remembered (by the state, its devices in any order: T ignores order).
-  double unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
-
   struct StateKey {
     const NodeSpec* node = nullptr;
     int64_t free_cpu_milli = 0;
@@ -61,14 +65,51 @@ class TesseraPolicy final : public PlacementPolicy {
   struct StateKeyHash {
     size_t operator()(const StateKey& key) const;
   };
+  // A fraction's shape on a state, to remember which device the score chose there.
+  struct FractionKey {
+    StateKey state;
+    Resources request;
+    GpuRequest gpu;
+    uint64_t models = 0;
+    friend bool operator==(const FractionKey&, const FractionKey&) = default;
+  };
+  struct FractionKeyHash {
+    size_t operator()(const FractionKey& key) const;
+  };
+
+  const TesseraMeasure& measure_for(const NodeSpec& node) const;
+  // The key of a state of a node of like devices (its devices in any order: T ignores order);
+  // nullopt for other nodes, which are not remembered.
+  static std::optional<StateKey> key_of(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
+  // T of a state before the placement: the same state is asked about for every pod shape that
+  // comes to it, so it is remembered.
+  double unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
+  // The device a fraction goes to on the node (the smallest growth of T) and minus that growth.
+  PlacementChoice choose_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
+  // The device choose_device picks and its used share, remembered per state and pod shape (the
+  // engine caches the score's verdict, and the cluster-wide term must read the same device).
+  struct ChosenDevice {
+    const GpuDevice* device = nullptr;  // nullptr: the fraction fits on none
+    int used_milli = 0;
+  };
+  ChosenDevice chosen_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
+  // Whether the mix, filling the cluster's GPUs, asks for no more than its CPU: where CPU runs out
+  // first, the gaps left on GPUs are not what limits the packing, and the sum-of-squares term is
+  // off (worked out on the first call: an instance serves one cluster).
+  bool gpus_run_out_first(const GpuSupply& supply);
 
   WorkloadMix mix_;
   ModelScarcity scarcity_;
+  bool has_fractions_ = false;    // whether any type of the mix asks for a fraction
+  std::vector<int> share_sizes_;  // the mix's portions, ascending, each once: the gap classes
+  double cpu_per_gpu_milli_ = 0;  // the mix's CPU asked per milli-GPU asked
+  std::optional<bool> gpus_run_out_first_;
   // One per kind of node (allocatable CPU and memory, then each device's model and memory), built
   // on first use, and found by the node spec's address after that (specs never change).
   mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;
   mutable std::unordered_map<const NodeSpec*, const TesseraMeasure*> measure_of_node_;
   std::unordered_map<StateKey, double, StateKeyHash> before_;
+  std::unordered_map<FractionKey, int16_t, FractionKeyHash> chosen_used_;
 };
 
 }  // namespace tessera

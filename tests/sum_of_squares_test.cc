@@ -1,0 +1,157 @@
+// The sum-of-squares term for fractions: the cluster's partial devices counted by free share in
+// step with every binding, the change a placement makes to the sum of their squares, and the
+// tessera policy's use of it (the exact fit preferred; the device the score chose read).
+#include "policy/sum_of_squares.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+
+#include "engine/cluster_state.h"
+#include "engine/invariants.h"
+#include "engine/placer.h"
+#include "policy/tessera_policy.h"
+#include "test_cluster.h"
+
+namespace tessera {
+namespace {
+
+using testing::pod;
+using testing::uniform_cluster;
+
+// A mix of fractions of 200, 300 and 500 milli: gap classes from 200, 300 and 500.
+std::vector<PodSpec> portions_200_300_500() {
+  return {pod("s200", 1000, GpuRequest::portion(200)), pod("s300", 1000, GpuRequest::portion(300)),
+          pod("s500", 1000, GpuRequest::portion(500))};
+}
+
+TEST(SumOfSquares, ClusterStateCountsPartialDevicesByFreeShareInStepWithBindings) {
+  ClusterState state(uniform_cluster(2, 2));
+  const GpuModelId model = state.node_spec(0).gpus[0].model;
+  const PodId a = state.add_pod(pod("a", 1000, GpuRequest::portion(300)));
+  const PodId b = state.add_pod(pod("b", 1000, GpuRequest::portion(300)));
+  const PodId c = state.add_pod(pod("c", 1000, GpuRequest::portion(700)));
+  const PodId whole = state.add_pod(pod("whole", 1000, GpuRequest::whole(1)));
+  state.bind(a, Binding{0, {0}, 300});
+  state.bind(b, Binding{1, {1}, 300});
+  state.bind(whole, Binding{0, {1}, kMilliPerGpu});  // a full device is not counted
+  EXPECT_EQ(state.gpu_supply().partial_count(model, 700), 2);
+  EXPECT_TRUE(check_invariants(state).empty());
+
+  state.bind(c, Binding{0, {0}, 700});  // device 0 of node 0 is now full
+  EXPECT_EQ(state.gpu_supply().partial_count(model, 700), 1);
+  EXPECT_EQ(state.gpu_supply().partial_count(model, 0), 0);
+  EXPECT_TRUE(check_invariants(state).empty());
+
+  state.unbind(a);  // back to 300 free
+  EXPECT_EQ(state.gpu_supply().partial_count(model, 300), 1);
+  EXPECT_EQ(state.gpu_supply().partial_count(model, 700), 1);
+  state.unbind(b);  // idle again: not counted
+  state.unbind(whole);
+  EXPECT_EQ(state.gpu_supply().partial_count(model, 700), 0);
+  EXPECT_EQ(state.gpu_supply().partial_count(model, 300), 1);
+  EXPECT_TRUE(check_invariants(state).empty());
+}
+
+TEST(SumOfSquares, ChangeOfAPlacementByExactFreeShare) {
+  GpuSupply supply;
+  const GpuModelId model = 1;
+  supply.move_partial(model, 0, 700);  // three devices with 300 free, one with 500
+  supply.move_partial(model, 0, 700);
+  supply.move_partial(model, 0, 700);
+  supply.move_partial(model, 0, 500);
+  ASSERT_EQ(supply.partial_count(model, 300), 3);
+  ASSERT_EQ(supply.partial_count(0, 300), 0);  // another model's devices are apart
+
+  // An exact fit closes a gap: 2^2 - 3^2.
+  EXPECT_EQ(sum_of_squares_change(supply, model, 300, 300), 1 - 2 * 3);
+  // 500 free less 200: (1 - 1)^2 - 1^2 for the 500s, (3 + 1)^2 - 3^2 for the 300s.
+  EXPECT_EQ(sum_of_squares_change(supply, model, 500, 200), -1 + 7);
+  // An idle device opens a gap of 700: 1^2 - 0^2.
+  EXPECT_EQ(sum_of_squares_change(supply, model, kMilliPerGpu, 300), 1);
+  EXPECT_EQ(sum_of_squares_change(supply, model, kMilliPerGpu, 700), 2 * 3 + 1);
+}
+
+TEST(SumOfSquares, ChangeByGapClass) {
+  GpuSupply supply;
+  const GpuModelId model = 0;
+  const std::array<int, 3> classes = {200, 300, 500};  // gaps of 200-299, 300-499, 500-999
+  supply.move_partial(model, 0, 650);                  // 350 free: class 300
+  supply.move_partial(model, 0, 700);                  // 300 free: class 300
+  supply.move_partial(model, 0, 400);                  // 600 free: class 500
+
+  // 350 less 300 leaves 50, below every class: the device leaves the count as a full one does.
+  EXPECT_EQ(sum_of_squares_change(supply, model, 350, 300, classes), 1 - 2 * 2);
+  // 600 less 250 leaves 350: from class 500 (1 device) to class 300 (2 devices).
+  EXPECT_EQ(sum_of_squares_change(supply, model, 600, 250, classes), (1 - 2 * 1) + (2 * 2 + 1));
+  // 600 less 50 leaves 550: the same class, no change.
+  EXPECT_EQ(sum_of_squares_change(supply, model, 600, 50, classes), 0);
+  // An idle device less 700 opens a gap of 300.
+  EXPECT_EQ(sum_of_squares_change(supply, model, kMilliPerGpu, 700, classes), 2 * 2 + 1);
+}
+
+// Three one-GPU nodes: 300 free on node 0, 500 on node 1, node 2 idle; the mix's portions are
+// 200, 300 and 500. A pod of 300 closes node 0's gap exactly; on node 1 it leaves a 200 gap no
+// other device has, and on node 2 it opens a second 700 gap of the 500 class.
+TEST(SumOfSquares, TesseraPrefersTheExactFit) {
+  ClusterState state(uniform_cluster(3, 1));
+  const std::vector<PodSpec> population = portions_200_300_500();
+  state.bind(state.add_pod(pod("p0", 1000, GpuRequest::portion(700))), Binding{0, {0}, 700});
+  state.bind(state.add_pod(pod("p1", 1000, GpuRequest::portion(500))), Binding{1, {0}, 500});
+  TesseraPolicy policy(WorkloadMix::from_pods(population));
+  ASSERT_TRUE(policy.has_cluster_term());
+  const PodSpec next = pod("next", 1000, GpuRequest::portion(300));
+  const double exact = policy.cluster_term(state.view(0), next, state.gpu_supply());
+  const double leaves_gap = policy.cluster_term(state.view(1), next, state.gpu_supply());
+  const double opens = policy.cluster_term(state.view(2), next, state.gpu_supply());
+  EXPECT_DOUBLE_EQ(exact, TesseraPolicy::kSquaresWeight * 1);   // closes the only 300-class gap
+  EXPECT_DOUBLE_EQ(leaves_gap, 0);                              // one 500-class gap for one 200-class gap
+  EXPECT_DOUBLE_EQ(opens, -TesseraPolicy::kSquaresWeight * 3);  // a second 500-class gap
+  auto binding = Placer(policy).find(state, next);
+  ASSERT_TRUE(binding.has_value());
+  EXPECT_EQ(binding->node, 0);
+  // Whole-GPU pods leave the counts alone: no term for them.
+  EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(2), pod("whole", 1000, GpuRequest::whole(1)), state.gpu_supply()), 0);
+}
+
+// Where the mix, filling the GPUs, would ask for more CPU than the cluster has, CPU runs out
+// first and the gaps are not what limits the packing: the term is off.
+TEST(SumOfSquares, OffWhereCpuRunsOutBeforeTheGpus) {
+  ClusterState state(uniform_cluster(3, 1));
+  std::vector<PodSpec> population = portions_200_300_500();
+  for (int i = 0; i < 6; ++i) population.push_back(pod("cpu-only", 60000, GpuRequest::none()));
+  state.bind(state.add_pod(pod("p0", 1000, GpuRequest::portion(700))), Binding{0, {0}, 700});
+  state.bind(state.add_pod(pod("p1", 1000, GpuRequest::portion(500))), Binding{1, {0}, 500});
+  TesseraPolicy policy(WorkloadMix::from_pods(population));
+  const PodSpec next = pod("next", 1000, GpuRequest::portion(300));
+  for (NodeIndex node = 0; node < 3; ++node) {
+    EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(node), next, state.gpu_supply()), 0);
+  }
+}
+
+// On a node whose devices differ in free share, the term reads the device the score chose,
+// whether the score was asked first (and remembered it) or not.
+TEST(SumOfSquares, TheTermReadsTheDeviceTheScoreChose) {
+  ClusterState state(uniform_cluster(2, 4));
+  const std::vector<PodSpec> population = portions_200_300_500();
+  state.bind(state.add_pod(pod("p0", 1000, GpuRequest::portion(700))), Binding{0, {1}, 700});
+  state.bind(state.add_pod(pod("p1", 1000, GpuRequest::portion(500))), Binding{0, {2}, 500});
+  state.bind(state.add_pod(pod("p2", 1000, GpuRequest::portion(500))), Binding{1, {0}, 500});
+  const PodSpec next = pod("next", 1000, GpuRequest::portion(300));
+  const std::array<int, 3> classes = {200, 300, 500};
+
+  TesseraPolicy asked_first(WorkloadMix::from_pods(population));
+  const PlacementChoice choice = asked_first.score(state.view(0), next);
+  ASSERT_GE(choice.device, 0);
+  const NodeState& node = state.node_state(0);
+  const double expected = -TesseraPolicy::kSquaresWeight * static_cast<double>(sum_of_squares_change(
+                                                               state.gpu_supply(), state.node_spec(0).gpus[0].model,
+                                                               node.gpu_free_milli(choice.device), 300, classes));
+  EXPECT_DOUBLE_EQ(asked_first.cluster_term(state.view(0), next, state.gpu_supply()), expected);
+
+  TesseraPolicy not_asked(WorkloadMix::from_pods(population));
+  EXPECT_DOUBLE_EQ(not_asked.cluster_term(state.view(0), next, state.gpu_supply()), expected);
+}
+
+}  // namespace
+}  // namespace tessera
