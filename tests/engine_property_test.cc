@@ -73,8 +73,10 @@ std::optional<NodeIndex> brute_force_choice(const ClusterState& cluster, Placeme
   double best_score = 0;
   for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
     if (check_node(cluster.node_spec(node), cluster.node_state(node), pod) != Predicate::kFits) continue;
-    double score = policy.score(cluster.view(node), pod).score;
-    if (policy.has_cluster_term()) score += policy.cluster_term(cluster.view(node), pod, cluster.gpu_supply());
+    const PlacementChoice choice = policy.score(cluster.view(node), pod);
+    double score = choice.score;
+    if (policy.has_cluster_term())
+      score += policy.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), choice.device);
     if (!best || score > best_score) {
       best = node;
       best_score = score;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <map>
 
 #include "engine/cluster_state.h"
 #include "engine/invariants.h"
@@ -101,9 +102,9 @@ TEST(SumOfSquares, TesseraPrefersTheExactFit) {
   TesseraPolicy policy(WorkloadMix::from_pods(population));
   ASSERT_TRUE(policy.has_cluster_term());
   const PodSpec next = pod("next", 1000, GpuRequest::portion(300));
-  const double exact = policy.cluster_term(state.view(0), next, state.gpu_supply());
-  const double leaves_gap = policy.cluster_term(state.view(1), next, state.gpu_supply());
-  const double opens = policy.cluster_term(state.view(2), next, state.gpu_supply());
+  const double exact = policy.cluster_term(state.view(0), next, state.gpu_supply(), 0);
+  const double leaves_gap = policy.cluster_term(state.view(1), next, state.gpu_supply(), 0);
+  const double opens = policy.cluster_term(state.view(2), next, state.gpu_supply(), 0);
   EXPECT_DOUBLE_EQ(exact, TesseraPolicy::kSquaresWeight * 1);   // closes the only 300-class gap
   EXPECT_DOUBLE_EQ(leaves_gap, 0);                              // one 500-class gap for one 200-class gap
   EXPECT_DOUBLE_EQ(opens, -TesseraPolicy::kSquaresWeight * 3);  // a second 500-class gap
@@ -111,7 +112,8 @@ TEST(SumOfSquares, TesseraPrefersTheExactFit) {
   ASSERT_TRUE(binding.has_value());
   EXPECT_EQ(binding->node, 0);
   // Whole-GPU pods leave the counts alone: no term for them.
-  EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(2), pod("whole", 1000, GpuRequest::whole(1)), state.gpu_supply()), 0);
+  EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(2), pod("whole", 1000, GpuRequest::whole(1)), state.gpu_supply(), -1),
+                   0);
 }
 
 // Where the mix, filling the GPUs, would ask for more CPU than the cluster has, CPU runs out
@@ -125,32 +127,65 @@ TEST(SumOfSquares, OffWhereCpuRunsOutBeforeTheGpus) {
   TesseraPolicy policy(WorkloadMix::from_pods(population));
   const PodSpec next = pod("next", 1000, GpuRequest::portion(300));
   for (NodeIndex node = 0; node < 3; ++node) {
-    EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(node), next, state.gpu_supply()), 0);
+    EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(node), next, state.gpu_supply(), 0), 0);
   }
 }
 
-// On a node whose devices differ in free share, the term reads the device the score chose,
-// whether the score was asked first (and remembered it) or not.
+// Asks the tessera policy and records, per node, the device the engine asked the term about.
+class RecordingPolicy final : public PlacementPolicy {
+ public:
+  explicit RecordingPolicy(PlacementPolicy& inner) : inner_(inner) {}
+  std::string_view name() const override { return "recording"; }
+  PlacementChoice score(const NodeView& node, const PodSpec& pod) override { return inner_.score(node, pod); }
+  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply, int device) override {
+    asked[node.index] = device;
+    return inner_.cluster_term(node, pod, supply, device);
+  }
+  bool has_cluster_term() const override { return true; }
+  std::map<NodeIndex, int> asked;
+
+ private:
+  PlacementPolicy& inner_;
+};
+
+// On nodes whose devices differ in free share, the engine (which caches the score's verdict per
+// node state) asks the term about the device the verdict stands for — the one the pod is bound
+// to — and the term counts the gap of that device.
 TEST(SumOfSquares, TheTermReadsTheDeviceTheScoreChose) {
   ClusterState state(uniform_cluster(2, 4));
   const std::vector<PodSpec> population = portions_200_300_500();
   state.bind(state.add_pod(pod("p0", 1000, GpuRequest::portion(700))), Binding{0, {1}, 700});
   state.bind(state.add_pod(pod("p1", 1000, GpuRequest::portion(500))), Binding{0, {2}, 500});
-  state.bind(state.add_pod(pod("p2", 1000, GpuRequest::portion(500))), Binding{1, {0}, 500});
+  state.bind(state.add_pod(pod("p2", 1000, GpuRequest::portion(500))), Binding{1, {3}, 500});
   const PodSpec next = pod("next", 1000, GpuRequest::portion(300));
   const std::array<int, 3> classes = {200, 300, 500};
 
-  TesseraPolicy asked_first(WorkloadMix::from_pods(population));
-  const PlacementChoice choice = asked_first.score(state.view(0), next);
+  TesseraPolicy tessera(WorkloadMix::from_pods(population));
+  const PlacementChoice choice = tessera.score(state.view(0), next);
   ASSERT_GE(choice.device, 0);
-  const NodeState& node = state.node_state(0);
-  const double expected = -TesseraPolicy::kSquaresWeight * static_cast<double>(sum_of_squares_change(
-                                                               state.gpu_supply(), state.node_spec(0).gpus[0].model,
-                                                               node.gpu_free_milli(choice.device), 300, classes));
-  EXPECT_DOUBLE_EQ(asked_first.cluster_term(state.view(0), next, state.gpu_supply()), expected);
+  const double expected =
+      -TesseraPolicy::kSquaresWeight *
+      static_cast<double>(sum_of_squares_change(state.gpu_supply(), state.node_spec(0).gpus[0].model,
+                                                state.node_state(0).gpu_free_milli(choice.device), 300, classes));
+  EXPECT_DOUBLE_EQ(tessera.cluster_term(state.view(0), next, state.gpu_supply(), choice.device), expected);
 
-  TesseraPolicy not_asked(WorkloadMix::from_pods(population));
-  EXPECT_DOUBLE_EQ(not_asked.cluster_term(state.view(0), next, state.gpu_supply()), expected);
+  RecordingPolicy recording(tessera);
+  Placer placer(recording);
+  for (int round = 0; round < 2; ++round) {  // the second time from the cached verdicts
+    recording.asked.clear();
+    const std::optional<Binding> binding = placer.find(state, next);
+    ASSERT_TRUE(binding.has_value());
+    ASSERT_TRUE(recording.asked.count(binding->node));
+    const int asked = recording.asked[binding->node];
+    ASSERT_GE(asked, 0);
+    EXPECT_EQ(state.node_state(binding->node).gpu_used_milli[static_cast<size_t>(asked)],
+              state.node_state(binding->node).gpu_used_milli[static_cast<size_t>(binding->devices.front())]);
+    for (const auto& [node, device] : recording.asked) {
+      EXPECT_EQ(
+          state.node_state(node).gpu_used_milli[static_cast<size_t>(device)],
+          state.node_state(node).gpu_used_milli[static_cast<size_t>(tessera.score(state.view(node), next).device)]);
+    }
+  }
 }
 
 }  // namespace

@@ -133,7 +133,7 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
       continue;
     }
     PlacementChoice choice = policy_.score(view, pod);
-    choice.score += cluster_term(cluster, node, pod);
+    choice.score += cluster_term(cluster, node, pod, choice.device);
     if (takes_the_lead(choice.score, node, 1, best ? std::optional(best->score) : std::nullopt, best_node)) {
       best = choice;
       best_node = node;
@@ -143,8 +143,21 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
   return make_binding(cluster.view(best_node), pod, *best);
 }
 
-double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod) {
-  return policy_.has_cluster_term() ? policy_.cluster_term(cluster.view(node), pod, cluster.gpu_supply()) : 0;
+double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, int device) {
+  return policy_.has_cluster_term() ? policy_.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), device) : 0;
+}
+
+double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict) {
+  return policy_.has_cluster_term() ? cluster_term(cluster, node, pod, device_of(cluster, node, verdict.device_code))
+                                    : 0;
+}
+
+int Placer::device_of(const ClusterState& cluster, NodeIndex node, int32_t device_code) {
+  if (device_code < 0) return -1;
+  for (int device = 0; device < cluster.node_spec(node).gpu_count(); ++device) {
+    if (cluster.device_code(node, device) == device_code) return device;
+  }
+  return -1;
 }
 
 void Placer::serve(const ClusterState& cluster) {
@@ -176,16 +189,8 @@ const Placer::Verdict& Placer::verdict(const ClusterState& cluster, const NodeGr
 
 Binding Placer::binding_for(const ClusterState& cluster, NodeIndex node, const PodSpec& pod,
                             const Verdict& verdict) const {
-  PlacementChoice choice{verdict.score, -1};
-  if (verdict.device_code >= 0) {
-    for (int device = 0; device < cluster.node_spec(node).gpu_count(); ++device) {
-      if (cluster.device_code(node, device) == verdict.device_code) {
-        choice.device = device;
-        break;
-      }
-    }
-  }
-  return make_binding(cluster.view(node), pod, choice);
+  return make_binding(cluster.view(node), pod,
+                      PlacementChoice{verdict.score, device_of(cluster, node, verdict.device_code)});
 }
 
 std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
@@ -210,7 +215,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       if (why) why->count(found.predicate, group.size, cluster.node_spec(representative), pod);
       return;
     }
-    const double score = found.score + cluster_term(cluster, representative, pod);
+    const double score = found.score + cluster_term(cluster, representative, pod, found);
     if (best && score < best_score) return;
     const NodeIndex node = contender(group);
     if (takes_the_lead(score, node, group.size, best ? std::optional(best_score) : std::nullopt, best_node)) {
@@ -257,7 +262,7 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
       if (why) why->count(found.predicate, 1, cluster.node_spec(node), pod);
       continue;
     }
-    found.score += cluster_term(cluster, node, pod);
+    found.score += cluster_term(cluster, node, pod, found);
     // Ties go to the earliest listed node, not at random: a domain's nodes are few.
     if (!best || found.score > best->score) {
       best = found;

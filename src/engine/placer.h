@@ -113,8 +113,12 @@ class Placer {
   template <typename Find>
   bool place_each(Statement& statement, std::span<const PodId> pods, FailureSummary* why, Find&& find);
 
-  // The policy's cluster-wide term for the node (PlacementPolicy::cluster_term), never cached.
-  double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod);
+  // The policy's cluster-wide term for the node (PlacementPolicy::cluster_term), never cached;
+  // `device` the device the score chose there.
+  double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, int device);
+  double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict);
+  // The node's device a verdict's device code stands for; -1 for none.
+  static int device_of(const ClusterState& cluster, NodeIndex node, int32_t device_code);
   // Whether a node of `weight` nodes that scores `score` replaces the best so far (nullopt: none
   // yet); ties go to the lowest index, the first in the random order, or at random in proportion
   // to the nodes tied.
@@ -125,7 +129,7 @@ class Placer {
   PlacementPolicy& policy_;
   std::optional<std::mt19937_64> random_;
   std::vector<int32_t> order_;  // each node's place in the random order; empty: none
-  int64_t tied_weight_ = 0;  // nodes tied for the best so far, with random ties
+  int64_t tied_weight_ = 0;     // nodes tied for the best so far, with random ties
   const ClusterState* cluster_ = nullptr;
   PodShapes shapes_;
   std::unordered_map<uint64_t, Verdict> verdicts_;

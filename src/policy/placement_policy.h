@@ -34,8 +34,10 @@ class PlacementPolicy {
   // A term the engine adds to a node's score outside its per-state cache, asked afresh at every
   // placement: it may depend on the cluster's GPUs by model, which every placement anywhere
   // changes. Like the score, not on the node's index. 0 unless the policy weighs what is left
-  // cluster-wide (has_cluster_term; the engine skips the call otherwise).
-  virtual double cluster_term(const NodeView& /*node*/, const PodSpec& /*pod*/, const GpuSupply& /*supply*/) {
+  // cluster-wide (has_cluster_term; the engine skips the call otherwise). `device` is the device
+  // the score chose for a fraction on this node (PlacementChoice::device), -1 otherwise.
+  virtual double cluster_term(const NodeView& /*node*/, const PodSpec& /*pod*/, const GpuSupply& /*supply*/,
+                              int /*device*/) {
     return 0;
   }
   virtual bool has_cluster_term() const { return false; }

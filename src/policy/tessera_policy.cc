@@ -46,18 +46,6 @@ size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   return static_cast<size_t>(hash);
 }
 
-size_t TesseraPolicy::FractionKeyHash::operator()(const FractionKey& key) const {
-  size_t hash = StateKeyHash()(key.state);
-  auto mix = [&hash](uint64_t value) { hash = (hash ^ value) * 0x100000001b3ULL + (hash >> 29); };
-  mix(static_cast<uint64_t>(key.request.cpu_milli));
-  mix(static_cast<uint64_t>(key.request.memory_bytes));
-  mix(static_cast<uint64_t>(key.gpu.portion_milli));
-  mix(static_cast<uint64_t>(key.gpu.memory_bytes));
-  mix(static_cast<uint64_t>(key.gpu.memory_limit_bytes));
-  mix(key.models);
-  return hash;
-}
-
 std::optional<TesseraPolicy::StateKey> TesseraPolicy::key_of(const TesseraMeasure& measure, const NodeSpec& node,
                                                              const NodeState& state) {
   StateKey key;
@@ -120,36 +108,7 @@ PlacementChoice TesseraPolicy::choose_device(const NodeSpec& node, const NodeSta
     const double growth = measure.unusable_capacity_after(node, state, pod, device) - before;
     if (best.device < 0 || -growth > best.score) best = {-growth, device};
   }
-  if (best.device >= 0) {
-    if (const std::optional<StateKey> key = key_of(measure, node, state)) {
-      if (chosen_used_.size() >= kMaxRemembered) chosen_used_.clear();
-      chosen_used_[FractionKey{*key, pod.request, pod.gpu, pod.allowed_models.bits()}] =
-          state.gpu_used_milli[static_cast<size_t>(best.device)];
-    }
-  }
   return best;
-}
-
-TesseraPolicy::ChosenDevice TesseraPolicy::chosen_device(const NodeSpec& node, const NodeState& state,
-                                                         const PodSpec& pod) {
-  // Where every device the fraction fits on is alike (kind and used share), any is the choice.
-  std::optional<ChosenDevice> only;
-  bool alike = true;
-  for (int device = 0; device < node.gpu_count() && alike; ++device) {
-    if (!device_fits_fraction(node, state, pod, device)) continue;
-    const ChosenDevice here{&node.gpus[static_cast<size_t>(device)], state.gpu_used_milli[static_cast<size_t>(device)]};
-    alike = !only || (here.used_milli == only->used_milli && *here.device == *only->device);
-    only = here;
-  }
-  if (!only) return {};
-  if (alike) return *only;
-  const TesseraMeasure& measure = measure_for(node);
-  if (const std::optional<StateKey> key = key_of(measure, node, state)) {
-    auto found = chosen_used_.find(FractionKey{*key, pod.request, pod.gpu, pod.allowed_models.bits()});
-    if (found != chosen_used_.end()) return {&node.gpus.front(), found->second};  // like devices
-  }
-  const int device = choose_device(node, state, pod).device;
-  return {&node.gpus[static_cast<size_t>(device)], state.gpu_used_milli[static_cast<size_t>(device)]};
 }
 
 bool TesseraPolicy::gpus_run_out_first(const GpuSupply& supply) {
@@ -162,14 +121,13 @@ bool TesseraPolicy::gpus_run_out_first(const GpuSupply& supply) {
   return *gpus_run_out_first_;
 }
 
-double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply) {
+double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply, int device) {
   const double term = -scarcity_.cost(node.spec, node.state, pod, supply);
-  if (!pod.gpu.is_fractional() || !gpus_run_out_first(supply)) return term;
-  const ChosenDevice chosen = chosen_device(node.spec, node.state, pod);
-  if (!chosen.device) return term;
-  const int share = pod.gpu.milli_on_device(chosen.device->memory_bytes);
+  if (!pod.gpu.is_fractional() || device < 0 || !gpus_run_out_first(supply)) return term;
+  const GpuDevice& chosen = node.spec.gpus[static_cast<size_t>(device)];
+  const int share = pod.gpu.milli_on_device(chosen.memory_bytes);
   const int64_t change =
-      sum_of_squares_change(supply, chosen.device->model, kMilliPerGpu - chosen.used_milli, share, share_sizes_);
+      sum_of_squares_change(supply, chosen.model, node.state.gpu_free_milli(device), share, share_sizes_);
   return term - kSquaresWeight * static_cast<double>(change);
 }
 

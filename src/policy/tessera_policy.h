@@ -51,7 +51,7 @@ class TesseraPolicy final : public PlacementPolicy {
   // on the shared-GPU tuning lists of scripts/packing-generalisation.sh 0.1 to 0.6 gained, 1 and
   // more lost, and gaps counted by exact share did not gain; docs/results.md has the figures.
   static constexpr double kSquaresWeight = 0.3;
-  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply) override;
+  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply, int device) override;
   bool has_cluster_term() const override { return has_fractions_ || scarcity_.any_constrained(); }
 
  private:
@@ -65,17 +65,6 @@ class TesseraPolicy final : public PlacementPolicy {
   struct StateKeyHash {
     size_t operator()(const StateKey& key) const;
   };
-  // A fraction's shape on a state, to remember which device the score chose there.
-  struct FractionKey {
-    StateKey state;
-    Resources request;
-    GpuRequest gpu;
-    uint64_t models = 0;
-    friend bool operator==(const FractionKey&, const FractionKey&) = default;
-  };
-  struct FractionKeyHash {
-    size_t operator()(const FractionKey& key) const;
-  };
 
   const TesseraMeasure& measure_for(const NodeSpec& node) const;
   // The key of a state of a node of like devices (its devices in any order: T ignores order);
@@ -86,13 +75,6 @@ class TesseraPolicy final : public PlacementPolicy {
   double unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
   // The device a fraction goes to on the node (the smallest growth of T) and minus that growth.
   PlacementChoice choose_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
-  // The device choose_device picks and its used share, remembered per state and pod shape (the
-  // engine caches the score's verdict, and the cluster-wide term must read the same device).
-  struct ChosenDevice {
-    const GpuDevice* device = nullptr;  // nullptr: the fraction fits on none
-    int used_milli = 0;
-  };
-  ChosenDevice chosen_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
   // Whether the mix, filling the cluster's GPUs, asks for no more than its CPU: where CPU runs out
   // first, the gaps left on GPUs are not what limits the packing, and the sum-of-squares term is
   // off (worked out on the first call: an instance serves one cluster).
@@ -109,7 +91,6 @@ class TesseraPolicy final : public PlacementPolicy {
   mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;
   mutable std::unordered_map<const NodeSpec*, const TesseraMeasure*> measure_of_node_;
   std::unordered_map<StateKey, double, StateKeyHash> before_;
-  std::unordered_map<FractionKey, int16_t, FractionKeyHash> chosen_used_;
 };
 
 }  // namespace tessera
