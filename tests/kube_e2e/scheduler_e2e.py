@@ -212,13 +212,15 @@ def watch_expiry(cluster):
     scheduler = cluster.start_scheduler("scheduler", *(["--watch-timeout", "1"] if cluster.kind == "real" else []))
     cluster.pod("ml", "first", gpus=1, queue="team-a")
     wait_for("the first pod bound", lambda: "first" in cluster.bound("ml"))
-    seen = cluster.core.list_namespaced_pod("ml").metadata.resource_version  # the scheduler has seen no later
     scheduler.send_signal(signal.SIGSTOP)
     time.sleep(2.5)
+    # The scheduler has seen nothing later than this: it was stopped before (events after the
+    # first pod's binding, its status say, may have reached it before the stop).
+    seen = cluster.core.list_namespaced_pod("ml").metadata.resource_version
     for i in range(40):  # more events than the server's history of 20 keeps
         cluster.pod("ml", f"while-stopped-{i}", gpus=1, queue="team-a")
     # The real server forgets history when etcd compacts, every second, up to what the previous
-    # compaction saw: resumed at once the scheduler might still find its place.
+    # compaction saw: resumed before that passes `seen`, the scheduler might still find its place.
     wait_for("the history from before the stop forgotten", lambda: history_forgotten(cluster, "ml", seen), timeout=60)
     scheduler.send_signal(signal.SIGCONT)
     wait_for("every pod bound", lambda: len(cluster.bound("ml")) == 41, timeout=30)
