@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "policy/device_choice.h"
-#include "policy/feasibility.h"
 #include "policy/sum_of_squares.h"
 
 namespace tessera {
@@ -46,31 +45,18 @@ size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   return static_cast<size_t>(hash);
 }
 
-std::optional<TesseraPolicy::StateKey> TesseraPolicy::key_of(const TesseraMeasure& measure, const NodeSpec& node,
-                                                             const NodeState& state) {
+double TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state) {
   StateKey key;
-  if (!measure.uniform_devices() || state.gpu_used_milli.size() > key.used_ascending.size()) return std::nullopt;
+  if (!measure.uniform_devices() || state.gpu_used_milli.size() > key.used_ascending.size())
+    return measure.unusable_capacity(node, state);
   key.node = &node;
   key.free_cpu_milli = state.free.cpu_milli;
   key.free_memory_bytes = state.free.memory_bytes;
   std::copy(state.gpu_used_milli.begin(), state.gpu_used_milli.end(), key.used_ascending.begin());
   std::sort(key.used_ascending.begin(), key.used_ascending.begin() + static_cast<long>(state.gpu_used_milli.size()));
-  return key;
-}
-
-namespace {
-
-// Bounded, so long replays cannot grow the remembered states without limit; entries are cheap to
-// recompute.
-constexpr size_t kMaxRemembered = size_t{1} << 20;
-
-}  // namespace
-
-double TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state) {
-  const std::optional<StateKey> key = key_of(measure, node, state);
-  if (!key) return measure.unusable_capacity(node, state);
+  constexpr size_t kMaxRemembered = size_t{1} << 20;  // bounded; entries are cheap to recompute
   if (before_.size() >= kMaxRemembered) before_.clear();
-  auto [it, inserted] = before_.try_emplace(*key, 0.0);
+  auto [it, inserted] = before_.try_emplace(key, 0.0);
   if (inserted) it->second = measure.unusable_capacity(node, state);
   return it->second;
 }
@@ -90,24 +76,17 @@ double quantised(double score) { return std::round(score / kGrowthQuantumMilli) 
 }  // namespace
 
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
+  const TesseraMeasure& measure = measure_for(node.spec);
+  const double before = unusable_before(measure, node.spec, node.state);
   if (!pod.gpu.is_fractional()) {
-    const TesseraMeasure& measure = measure_for(node.spec);
-    const double before = unusable_before(measure, node.spec, node.state);
     return {quantised(before - measure.unusable_capacity_after(node.spec, node.state, pod, -1)), -1};
   }
-  PlacementChoice best = choose_device(node.spec, node.state, pod);
-  best.score = quantised(best.score);
-  return best;
-}
-
-PlacementChoice TesseraPolicy::choose_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
-  const TesseraMeasure& measure = measure_for(node);
-  const double before = unusable_before(measure, node, state);
   PlacementChoice best{0, -1};
-  for (int device : fraction_candidates(node, state, pod)) {
-    const double growth = measure.unusable_capacity_after(node, state, pod, device) - before;
+  for (int device : fraction_candidates(node.spec, node.state, pod)) {
+    const double growth = measure.unusable_capacity_after(node.spec, node.state, pod, device) - before;
     if (best.device < 0 || -growth > best.score) best = {-growth, device};
   }
+  best.score = quantised(best.score);
   return best;
 }
 

@@ -67,14 +67,9 @@ class TesseraPolicy final : public PlacementPolicy {
   };
 
   const TesseraMeasure& measure_for(const NodeSpec& node) const;
-  // The key of a state of a node of like devices (its devices in any order: T ignores order);
-  // nullopt for other nodes, which are not remembered.
-  static std::optional<StateKey> key_of(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
   // T of a state before the placement: the same state is asked about for every pod shape that
-  // comes to it, so it is remembered.
+  // comes to it, so it is remembered (by the state, its devices in any order: T ignores order).
   double unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
-  // The device a fraction goes to on the node (the smallest growth of T) and minus that growth.
-  PlacementChoice choose_device(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
   // Whether the mix, filling the cluster's GPUs, asks for no more than its CPU: where CPU runs out
   // first, the gaps left on GPUs are not what limits the packing, and the sum-of-squares term is
   // off (worked out on the first call: an instance serves one cluster).

@@ -26,6 +26,14 @@ int64_t packed_gpu_milli(const std::shared_ptr<const ClusterSpec>& cluster, std:
   return state.totals().gpu_allocated_milli;
 }
 
+// The order GPU pods are packed in, largest first: by GPU request; within one size, pods held
+// to GPU models before the others (which can use what they leave); then by CPU, more first
+// (`cpu_order` 1) or less first (-1); then by memory.
+std::tuple<int64_t, bool, int64_t, int64_t> packing_key(const PodSpec& pod, int64_t device_memory, int cpu_order) {
+  return {pod.gpu.pending_milli(device_memory), !pod.allowed_models.is_any(), cpu_order * pod.request.cpu_milli,
+          pod.request.memory_bytes};
+}
+
 // A fractional pod that may share a device with others in one pattern: a portion of a device
 // (a GPU-memory request's share depends on the device), asking nothing that tells nodes apart
 // but its GPU models.
@@ -84,12 +92,9 @@ PatternPacking pattern_packing(const std::shared_ptr<const ClusterSpec>& cluster
     for (const PodSpec* pod : group) shares.push_back(static_cast<int>(pod->gpu.nominal_milli()));
     for (const SlackPattern& pattern : minimum_slack_patterns(shares)) units.push_back(pattern_unit(group, pattern));
   }
-  auto key = [&](const PackingUnit& unit) {
-    return std::tuple(unit.shape.gpu.pending_milli(device_memory), !unit.shape.allowed_models.is_any(),
-                      cpu_order * unit.shape.request.cpu_milli, unit.shape.request.memory_bytes);
-  };
-  std::stable_sort(units.begin(), units.end(),
-                   [&](const PackingUnit& a, const PackingUnit& b) { return key(a) > key(b); });
+  std::stable_sort(units.begin(), units.end(), [&](const PackingUnit& a, const PackingUnit& b) {
+    return packing_key(a.shape, device_memory, cpu_order) > packing_key(b.shape, device_memory, cpu_order);
+  });
 
   ClusterState state(cluster);
   Placer placer(policy);
@@ -157,12 +162,11 @@ int64_t offline_packed_gpu_milli(const std::shared_ptr<const ClusterSpec>& clust
     order.reserve(pods.size());
     for (const PodSpec& pod : pods) order.push_back(&pod);
     auto key = [&](const PodSpec* pod) {
-      const int64_t gpu = pod->gpu.pending_milli(device_memory);
+      auto order_key = packing_key(*pod, device_memory, cpu_order);
       // CPU-only pods first: a scheduler serves them as they come, so a packing may not leave
-      // them out to make room for GPU pods. Within one GPU size, pods held to GPU models first:
-      // the others can use what they leave.
-      return std::tuple(gpu == 0 ? std::numeric_limits<int64_t>::max() : gpu, !pod->allowed_models.is_any(),
-                        cpu_order * pod->request.cpu_milli, pod->request.memory_bytes);
+      // them out to make room for GPU pods.
+      if (std::get<0>(order_key) == 0) std::get<0>(order_key) = std::numeric_limits<int64_t>::max();
+      return order_key;
     };
     std::stable_sort(order.begin(), order.end(), [&](const PodSpec* a, const PodSpec* b) { return key(a) > key(b); });
     std::vector<PlacementPolicy*> policies = {&tessera};
