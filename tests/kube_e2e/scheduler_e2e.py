@@ -325,7 +325,7 @@ def workloads(cluster):
     wait_for("the Job's 4 pods bound", lambda: sum(1 for p in pods_of("train").values() if p.spec.node_name) == 4,
              timeout=60)
     took = time.monotonic() - started
-    assert "cycle: 4 pods bound" in cluster.scheduler_log("scheduler"), cluster.scheduler_log("scheduler")
+    assert_cycles_binding(cluster, 4, 1)  # all four in one cycle
     print(f"workloads: Job of 4 pods x 8 GPUs, apply to all bound {took:.2f} s")
     wait_for("the Job's condition TesseraScheduled=True", lambda: (c := job_condition("train")) and c.status == "True")
     # Its status is kept in the PodGroup Tessera writes for it, which goes with the Job.
