@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
+#include <random>
+#include <vector>
 
 #include "engine/cluster_state.h"
 #include "engine/invariants.h"
@@ -82,13 +85,40 @@ TEST(SumOfSquares, ChangeByGapClass) {
   supply.move_partial(model, 0, 400);                  // 600 free: class 500
 
   // 350 less 300 leaves 50, below every class: the device leaves the count as a full one does.
-  EXPECT_EQ(sum_of_squares_change(supply, model, 350, 300, classes), 1 - 2 * 2);
+  EXPECT_EQ(sum_of_squares_change(supply, model, 350, 300, GapClasses(classes)), 1 - 2 * 2);
   // 600 less 250 leaves 350: from class 500 (1 device) to class 300 (2 devices).
-  EXPECT_EQ(sum_of_squares_change(supply, model, 600, 250, classes), (1 - 2 * 1) + (2 * 2 + 1));
+  EXPECT_EQ(sum_of_squares_change(supply, model, 600, 250, GapClasses(classes)), (1 - 2 * 1) + (2 * 2 + 1));
   // 600 less 50 leaves 550: the same class, no change.
-  EXPECT_EQ(sum_of_squares_change(supply, model, 600, 50, classes), 0);
+  EXPECT_EQ(sum_of_squares_change(supply, model, 600, 50, GapClasses(classes)), 0);
   // An idle device less 700 opens a gap of 300.
-  EXPECT_EQ(sum_of_squares_change(supply, model, kMilliPerGpu, 700, classes), 2 * 2 + 1);
+  EXPECT_EQ(sum_of_squares_change(supply, model, kMilliPerGpu, 700, GapClasses(classes)), 2 * 2 + 1);
+}
+
+// The table answers as the definition reads: the greatest start at or below the share, to the
+// next start (or 1000), for random sets of starts and every share.
+TEST(SumOfSquares, GapClassesFollowTheirStarts) {
+  std::mt19937 random(7);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<int> starts;
+    const int count = std::uniform_int_distribution<int>(0, 12)(random);
+    for (int i = 0; i < count; ++i) starts.push_back(std::uniform_int_distribution<int>(1, kMilliPerGpu - 1)(random));
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    const GapClasses classes(starts);
+    for (int free = 0; free <= kMilliPerGpu; ++free) {
+      int low = -1, high = -1;
+      for (size_t i = 0; i < starts.size() && free > 0 && free < kMilliPerGpu; ++i) {
+        if (starts[i] > free) break;
+        low = starts[i];
+        high = i + 1 < starts.size() ? starts[i + 1] : kMilliPerGpu;
+      }
+      ASSERT_EQ(classes.of(free).low, low) << free;
+      ASSERT_EQ(classes.of(free).high, high) << free;
+    }
+  }
+  EXPECT_EQ(GapClasses().of(437).low, 437);  // without starts, each exact share
+  EXPECT_EQ(GapClasses().of(437).high, 438);
+  EXPECT_EQ(GapClasses().of(kMilliPerGpu).low, -1);
 }
 
 // Three one-GPU nodes: 300 free on node 0, 500 on node 1, node 2 idle; the mix's portions are
@@ -163,10 +193,10 @@ TEST(SumOfSquares, TheTermReadsTheDeviceTheScoreChose) {
   TesseraPolicy tessera(WorkloadMix::from_pods(population));
   const PlacementChoice choice = tessera.score(state.view(0), next);
   ASSERT_GE(choice.device, 0);
-  const double expected =
-      -TesseraPolicy::kSquaresWeight *
-      static_cast<double>(sum_of_squares_change(state.gpu_supply(), state.node_spec(0).gpus[0].model,
-                                                state.node_state(0).gpu_free_milli(choice.device), 300, classes));
+  const double expected = -TesseraPolicy::kSquaresWeight *
+                          static_cast<double>(sum_of_squares_change(
+                              state.gpu_supply(), state.node_spec(0).gpus[0].model,
+                              state.node_state(0).gpu_free_milli(choice.device), 300, GapClasses(classes)));
   EXPECT_DOUBLE_EQ(tessera.cluster_term(state.view(0), next, state.gpu_supply(), choice.device), expected);
 
   RecordingPolicy recording(tessera);

@@ -144,12 +144,16 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
 }
 
 double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, int device) {
-  return policy_.has_cluster_term() ? policy_.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), device) : 0;
+  return cluster_term_ ? policy_.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), device) : 0;
 }
 
 double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict) {
-  return policy_.has_cluster_term() ? cluster_term(cluster, node, pod, device_of(cluster, node, verdict.device_code))
-                                    : 0;
+  if (!cluster_term_) return 0;
+  // The node may have left the group and come back with its devices in another order.
+  const bool as_scored = node == verdict.scored_node && verdict.scored_device >= 0 &&
+                         cluster.device_code(node, verdict.scored_device) == verdict.device_code;
+  const int device = as_scored ? verdict.scored_device : device_of(cluster, node, verdict.device_code);
+  return cluster_term(cluster, node, pod, device);
 }
 
 int Placer::device_of(const ClusterState& cluster, NodeIndex node, int32_t device_code) {
@@ -161,6 +165,7 @@ int Placer::device_of(const ClusterState& cluster, NodeIndex node, int32_t devic
 }
 
 void Placer::serve(const ClusterState& cluster) {
+  cluster_term_ = policy_.has_cluster_term();
   // Bounded so long replays cannot grow it without limit; entries are cheap to recompute.
   constexpr size_t kMaxCachedVerdicts = size_t{1} << 22;
   constexpr size_t kMaxShapes = size_t{1} << 20;  // shape ids take the low 20 bits of a cache key
@@ -182,6 +187,8 @@ const Placer::Verdict& Placer::verdict(const ClusterState& cluster, const NodeGr
       PlacementChoice choice = policy_.score(node, pod);
       verdict.score = choice.score;
       verdict.device_code = choice.device >= 0 ? cluster.device_code(group.representative, choice.device) : -1;
+      verdict.scored_node = group.representative;
+      verdict.scored_device = choice.device;
     }
   }
   return verdict;
@@ -256,6 +263,8 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
         PlacementChoice choice = policy_.score(view, pod);
         found.score = choice.score;
         found.device_code = choice.device >= 0 ? cluster.device_code(node, choice.device) : -1;
+        found.scored_node = node;
+        found.scored_device = choice.device;
       }
     }
     if (found.predicate != Predicate::kFits) {

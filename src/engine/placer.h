@@ -101,6 +101,11 @@ class Placer {
     Predicate predicate = Predicate::kFits;
     int32_t device_code = -1;  // the chosen device, as ClusterState::device_code
     double score = 0;
+    // The node scored and its chosen device, so that asking about that node again (the cluster
+    // term, for every pod of the shape) needs no search of its devices by code while the device
+    // still has that code.
+    NodeIndex scored_node = -1;
+    int scored_device = -1;
   };
 
   // Clears the caches when they serve another cluster or grew too large.
@@ -127,6 +132,7 @@ class Placer {
   NodeIndex contender(const NodeGroups::Group& group) const;
 
   PlacementPolicy& policy_;
+  bool cluster_term_ = false;  // policy_.has_cluster_term(), read once per search
   std::optional<std::mt19937_64> random_;
   std::vector<int32_t> order_;  // each node's place in the random order; empty: none
   int64_t tied_weight_ = 0;     // nodes tied for the best so far, with random ties

@@ -4,32 +4,32 @@
 
 namespace tessera {
 
-namespace {
-
-// The devices of the model whose free share falls in the class of `free_milli` (the classes
-// start at `starts`, ascending; a share below the first is in none), and that class, or -1.
-std::pair<int, int64_t> gap_class(const GpuSupply& supply, GpuModelId model, int free_milli,
-                                  std::span<const int> starts) {
-  if (free_milli <= 0 || free_milli >= kMilliPerGpu) return {-1, 0};
-  if (starts.empty()) return {free_milli, supply.partial_count(model, free_milli)};
-  const auto above = std::upper_bound(starts.begin(), starts.end(), free_milli);
-  if (above == starts.begin()) return {-1, 0};
-  const int low = *(above - 1);
-  const int high = above == starts.end() ? kMilliPerGpu : *above;
-  return {low, supply.partial_between(model, low, high)};
+GapClasses::GapClasses() {
+  for (int free = 1; free < kMilliPerGpu; ++free) {
+    low_[static_cast<size_t>(free)] = static_cast<int16_t>(free);
+    high_[static_cast<size_t>(free)] = static_cast<int16_t>(free + 1);
+  }
 }
 
-}  // namespace
+GapClasses::GapClasses(std::span<const int> starts) {
+  for (int free = 1; free < kMilliPerGpu; ++free) {
+    const auto above = std::upper_bound(starts.begin(), starts.end(), free);
+    const bool in_none = above == starts.begin();
+    low_[static_cast<size_t>(free)] = static_cast<int16_t>(in_none ? -1 : *(above - 1));
+    const int next = above == starts.end() ? kMilliPerGpu : *above;
+    high_[static_cast<size_t>(free)] = static_cast<int16_t>(in_none ? -1 : next);
+  }
+}
 
 int64_t sum_of_squares_change(const GpuSupply& supply, GpuModelId model, int free_milli, int share_milli,
-                              std::span<const int> class_starts) {
+                              const GapClasses& classes) {
   // (N - 1)^2 - N^2 for the class left, (N + 1)^2 - N^2 for the class joined; neither for idle or full.
-  const auto [left, left_count] = gap_class(supply, model, free_milli, class_starts);
-  const auto [joined, joined_count] = gap_class(supply, model, free_milli - share_milli, class_starts);
-  if (left == joined) return 0;
+  const GapClasses::Class left = classes.of(free_milli);
+  const GapClasses::Class joined = classes.of(free_milli - share_milli);
+  if (left.low == joined.low) return 0;
   int64_t change = 0;
-  if (left >= 0) change += 1 - 2 * left_count;
-  if (joined >= 0) change += 2 * joined_count + 1;
+  if (left.low >= 0) change += 1 - 2 * int64_t{supply.partial_between(model, left.low, left.high)};
+  if (joined.low >= 0) change += 2 * int64_t{supply.partial_between(model, joined.low, joined.high)} + 1;
   return change;
 }
 

@@ -18,6 +18,7 @@
 // devices do.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 
@@ -25,11 +26,34 @@
 
 namespace tessera {
 
+// Gap classes: a class from each start to the next (the last to an idle device's 1000), gaps
+// below the first start in none. Without starts every exact share is its own class. Looked up
+// in a table, as the rule asks for every node group a fraction is scored on.
+class GapClasses {
+ public:
+  GapClasses();  // by exact share
+  explicit GapClasses(std::span<const int> starts);
+
+  // The class of a device with `free_milli` free, as [low, high) milli, or low < 0 for none
+  // (idle and full devices too).
+  struct Class {
+    int low = -1;
+    int high = -1;
+  };
+  Class of(int free_milli) const {
+    if (free_milli <= 0 || free_milli >= kMilliPerGpu) return {};
+    const size_t at = static_cast<size_t>(free_milli);
+    return {low_[at], high_[at]};
+  }
+
+ private:
+  std::array<int16_t, kMilliPerGpu> low_{};
+  std::array<int16_t, kMilliPerGpu> high_{};
+};
+
 // The change in sum_g N(g)^2 over the model's devices when `share_milli` goes on a device of it
-// with `free_milli` free (share_milli <= free_milli <= 1000). With `class_starts` (ascending),
-// gaps are counted by class instead: a class from each start to the next, gaps below the first
-// in none.
+// with `free_milli` free (share_milli <= free_milli <= 1000), gaps counted by `classes`.
 int64_t sum_of_squares_change(const GpuSupply& supply, GpuModelId model, int free_milli, int share_milli,
-                              std::span<const int> class_starts = {});
+                              const GapClasses& classes = GapClasses());
 
 }  // namespace tessera

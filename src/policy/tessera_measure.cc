@@ -48,17 +48,25 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
                                  [&](const GpuDevice& device) { return device == node.gpus.front(); });
   if (!uniform_devices_) return;
   for (const PodType& type : mix_.types()) {
-    CompactType compact{
-        .request = type.request, .popularity = type.popularity};
+    GpuNeed need;
     if (type.gpu.kind == GpuRequest::Kind::kWhole) {
-      compact.whole_gpus = type.gpu.whole_gpus;
-      compact.need = kMilliPerGpu;
+      need.whole_gpus = type.gpu.whole_gpus;
+      need.need = kMilliPerGpu;
     } else {
-      compact.need = type.gpu.milli_on_device(node.gpus.front().memory_bytes);
-      compact.per_idle_device = compact.need > 0 ? kMilliPerGpu / compact.need : 0;
+      need.need = type.gpu.milli_on_device(node.gpus.front().memory_bytes);
+      need.per_idle_device = need.need > 0 ? kMilliPerGpu / need.need : 0;
     }
-    types_.push_back(compact);
+    auto known = std::find(gpu_needs_.begin(), gpu_needs_.end(), need);
+    if (known == gpu_needs_.end()) known = gpu_needs_.insert(gpu_needs_.end(), need);
+    types_.push_back({.request = type.request,
+                      .need = need.need,
+                      .gpu_need = static_cast<int>(known - gpu_needs_.begin()),
+                      .unit = need.whole_gpus > 0 ? int64_t{need.whole_gpus} * kMilliPerGpu : need.need,
+                      .popularity = type.popularity});
   }
+  // Past this many distinct needs the counts are not kept per state (a mix of the trace has a few
+  // dozen); the general definitions serve such a node instead.
+  if (gpu_needs_.size() > kMaxGpuNeeds) uniform_devices_ = false;
 }
 
 TesseraMeasure::Summary TesseraMeasure::summarize(const NodeSpec& node, const NodeState& state, const PodSpec* pod,
@@ -111,12 +119,27 @@ double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeS
   return unusable_capacity(summarize(node, state, &pod, device));
 }
 
+int64_t TesseraMeasure::gpu_capacity(const GpuNeed& need, const Summary& summary) {
+  if (need.need <= 0) return -1;
+  if (need.whole_gpus > 0) {
+    if (summary.idle < need.whole_gpus) return -1;
+    return need.whole_gpus == 1 ? summary.idle : summary.idle / need.whole_gpus;
+  }
+  if (summary.max_free < need.need) return -1;
+  int64_t slots = int64_t{summary.idle} * need.per_idle_device;
+  for (int i = summary.partial_begin; i < summary.partial_end; ++i) {
+    slots += summary.free_ascending[static_cast<size_t>(i)] / need.need;
+  }
+  return slots;
+}
+
 double TesseraMeasure::unusable_capacity(const Summary& summary) const {
   const int64_t free_total = summary.free_total;
   if (free_total == 0) return 0;
+  std::array<int64_t, kMaxGpuNeeds> capacity;  // per GPU need: pods the devices hold, or -1
+  for (size_t i = 0; i < gpu_needs_.size(); ++i) capacity[i] = gpu_capacity(gpu_needs_[i], summary);
   const auto all_free = static_cast<double>(free_total);
   const Resources& free = summary.free;
-  const int idle = summary.idle;
   double expected = 0;
   for (const CompactType& type : types_) {
     if (!type.request.fits_in(free)) {
@@ -127,25 +150,17 @@ double TesseraMeasure::unusable_capacity(const Summary& summary) const {
       expected += type.popularity * all_free;
       continue;
     }
-    // At most `cap` pods of the type by their GPUs; fewer where CPU or memory runs out first
-    // (checked by multiplying, as dividing for every type would cost more than the rest).
-    auto pods_up_to = [&](int64_t cap) {
-      return type.request.cpu_milli * cap <= free.cpu_milli && type.request.memory_bytes * cap <= free.memory_bytes
-                 ? cap
-                 : std::min(cap, pods_that_fit(free, type.request));
-    };
-    int64_t usable = 0;  // what pods of the type alone could fill (S = free - usable)
-    if (type.whole_gpus > 0) {
-      if (idle >= type.whole_gpus) {
-        const int64_t cap = type.whole_gpus == 1 ? idle : idle / type.whole_gpus;
-        usable = pods_up_to(cap) * type.whole_gpus * kMilliPerGpu;
-      }
-    } else if (summary.max_free >= type.need) {
-      int64_t slots = int64_t{idle} * type.per_idle_device;
-      for (int i = summary.partial_begin; i < summary.partial_end; ++i) {
-        slots += summary.free_ascending[static_cast<size_t>(i)] / type.need;
-      }
-      usable = pods_up_to(slots) * type.need;
+    // What pods of the type alone could fill (S = free - usable): at most `cap` by their GPUs,
+    // fewer where CPU or memory runs out first (checked by multiplying, as dividing for every
+    // type would cost more than the rest).
+    const int64_t cap = capacity[static_cast<size_t>(type.gpu_need)];
+    int64_t usable = 0;
+    if (cap >= 0) {
+      const int64_t pods =
+          type.request.cpu_milli * cap <= free.cpu_milli && type.request.memory_bytes * cap <= free.memory_bytes
+              ? cap
+              : std::min(cap, pods_that_fit(free, type.request));
+      usable = pods * type.unit;
     }
     expected += type.popularity * static_cast<double>(free_total - std::min(usable, free_total));
   }

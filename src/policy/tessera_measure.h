@@ -48,15 +48,24 @@ class TesseraMeasure {
   static bool could_ever_run(const NodeSpec& node, const PodType& type);
 
  private:
-  struct CompactType {
-    Resources request;
+  // What a type asks of the GPUs; types alike in it share the count of how many such pods the
+  // devices hold, worked out once per state (mixes have many types and few distinct needs).
+  struct GpuNeed {
     int whole_gpus = 0;       // > 0: whole devices; 0: a portion
     int need = 0;             // milli of one device a pod takes
     int per_idle_device = 0;  // pods of a portion one idle device holds
+    friend bool operator==(const GpuNeed&, const GpuNeed&) = default;
+  };
+  struct CompactType {
+    Resources request;
+    int need = 0;      // as its GpuNeed's
+    int gpu_need = 0;  // index into gpu_needs_
+    int64_t unit = 0;  // milli one pod fills: whole_gpus devices, or its portion
     double popularity = 0;
   };
 
   static constexpr size_t kMaxUniformDevices = 64;
+  static constexpr size_t kMaxGpuNeeds = 256;
   // A state of a node of like devices, as the measure reads it.
   struct Summary {
     Resources free;
@@ -70,10 +79,14 @@ class TesseraMeasure {
   };
   static Summary summarize(const NodeSpec& node, const NodeState& state, const PodSpec* pod, int device);
   double unusable_capacity(const Summary& summary) const;
+  // How many pods of the need the summarised devices hold by their GPUs alone, in the unit the
+  // need is counted by (whole pods of whole_gpus devices, or portions); -1: none fits.
+  static int64_t gpu_capacity(const GpuNeed& need, const Summary& summary);
 
   WorkloadMix mix_;
   bool uniform_devices_ = false;  // every device of the node the same model and memory
   std::vector<CompactType> types_;
+  std::vector<GpuNeed> gpu_needs_;  // distinct, in the order of the types that first ask them
 };
 
 }  // namespace tessera

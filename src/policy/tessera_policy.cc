@@ -4,20 +4,21 @@
 #include <cmath>
 
 #include "policy/device_choice.h"
-#include "policy/sum_of_squares.h"
 
 namespace tessera {
 
 TesseraPolicy::TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)), scarcity_(mix_) {
   double cpu_milli = 0, gpu_milli = 0;
+  std::vector<int> share_sizes;
   for (const PodType& type : mix_.types()) {
     cpu_milli += type.popularity * static_cast<double>(type.request.cpu_milli);
     gpu_milli += type.popularity * static_cast<double>(type.gpu.nominal_milli());
     has_fractions_ = has_fractions_ || type.gpu.is_fractional();
-    if (type.gpu.kind == GpuRequest::Kind::kPortion) share_sizes_.push_back(type.gpu.portion_milli);
+    if (type.gpu.kind == GpuRequest::Kind::kPortion) share_sizes.push_back(type.gpu.portion_milli);
   }
-  std::sort(share_sizes_.begin(), share_sizes_.end());
-  share_sizes_.erase(std::unique(share_sizes_.begin(), share_sizes_.end()), share_sizes_.end());
+  std::sort(share_sizes.begin(), share_sizes.end());
+  share_sizes.erase(std::unique(share_sizes.begin(), share_sizes.end()), share_sizes.end());
+  gap_classes_ = GapClasses(share_sizes);
   cpu_per_gpu_milli_ = gpu_milli > 0 ? cpu_milli / gpu_milli : 0;
 }
 
@@ -37,7 +38,7 @@ const TesseraMeasure& TesseraPolicy::measure_for(const NodeSpec& node) const {
 }
 
 size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
-  uint64_t hash = reinterpret_cast<uintptr_t>(key.node);
+  uint64_t hash = reinterpret_cast<uintptr_t>(key.measure);
   auto mix = [&hash](uint64_t value) { hash = (hash ^ value) * 0x100000001b3ULL + (hash >> 29); };
   mix(static_cast<uint64_t>(key.free_cpu_milli));
   mix(static_cast<uint64_t>(key.free_memory_bytes));
@@ -45,19 +46,40 @@ size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   return static_cast<size_t>(hash);
 }
 
-double TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state) {
+double TesseraPolicy::unusable(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state,
+                               const PodSpec* pod, int device) {
+  auto compute = [&] {
+    return pod ? measure.unusable_capacity_after(node, state, *pod, device) : measure.unusable_capacity(node, state);
+  };
   StateKey key;
-  if (!measure.uniform_devices() || state.gpu_used_milli.size() > key.used_ascending.size())
-    return measure.unusable_capacity(node, state);
-  key.node = &node;
+  const size_t devices = state.gpu_used_milli.size();
+  if (!measure.uniform_devices() || devices > key.used_ascending.size()) return compute();
+  key.measure = &measure;
   key.free_cpu_milli = state.free.cpu_milli;
   key.free_memory_bytes = state.free.memory_bytes;
   std::copy(state.gpu_used_milli.begin(), state.gpu_used_milli.end(), key.used_ascending.begin());
-  std::sort(key.used_ascending.begin(), key.used_ascending.begin() + static_cast<long>(state.gpu_used_milli.size()));
+  if (pod) {  // the state after, as TesseraMeasure::unusable_capacity_after reads it
+    key.free_cpu_milli -= pod->request.cpu_milli;
+    key.free_memory_bytes -= pod->request.memory_bytes;
+    if (pod->gpu.kind == GpuRequest::Kind::kWhole) {
+      int taken = 0;  // idle devices, whichever: they are alike
+      for (size_t i = 0; i < devices && taken < pod->gpu.whole_gpus; ++i) {
+        if (key.used_ascending[i] == 0) {
+          key.used_ascending[i] = kMilliPerGpu;
+          ++taken;
+        }
+      }
+    } else if (pod->gpu.is_fractional() && device >= 0) {
+      key.used_ascending[static_cast<size_t>(device)] =
+          static_cast<int16_t>(key.used_ascending[static_cast<size_t>(device)] +
+                               pod->gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes));
+    }
+  }
+  std::sort(key.used_ascending.begin(), key.used_ascending.begin() + static_cast<long>(devices));
   constexpr size_t kMaxRemembered = size_t{1} << 20;  // bounded; entries are cheap to recompute
-  if (before_.size() >= kMaxRemembered) before_.clear();
-  auto [it, inserted] = before_.try_emplace(key, 0.0);
-  if (inserted) it->second = measure.unusable_capacity(node, state);
+  if (remembered_.size() >= kMaxRemembered) remembered_.clear();
+  auto [it, inserted] = remembered_.try_emplace(key, 0.0);
+  if (inserted) it->second = compute();
   return it->second;
 }
 
@@ -77,13 +99,13 @@ double quantised(double score) { return std::round(score / kGrowthQuantumMilli) 
 
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
   const TesseraMeasure& measure = measure_for(node.spec);
-  const double before = unusable_before(measure, node.spec, node.state);
+  const double before = unusable(measure, node.spec, node.state, nullptr, -1);
   if (!pod.gpu.is_fractional()) {
-    return {quantised(before - measure.unusable_capacity_after(node.spec, node.state, pod, -1)), -1};
+    return {quantised(before - unusable(measure, node.spec, node.state, &pod, -1)), -1};
   }
   PlacementChoice best{0, -1};
   for (int device : fraction_candidates(node.spec, node.state, pod)) {
-    const double growth = measure.unusable_capacity_after(node.spec, node.state, pod, device) - before;
+    const double growth = unusable(measure, node.spec, node.state, &pod, device) - before;
     if (best.device < 0 || -growth > best.score) best = {-growth, device};
   }
   best.score = quantised(best.score);
@@ -106,7 +128,7 @@ double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, con
   const GpuDevice& chosen = node.spec.gpus[static_cast<size_t>(device)];
   const int share = pod.gpu.milli_on_device(chosen.memory_bytes);
   const int64_t change =
-      sum_of_squares_change(supply, chosen.model, node.state.gpu_free_milli(device), share, share_sizes_);
+      sum_of_squares_change(supply, chosen.model, node.state.gpu_free_milli(device), share, gap_classes_);
   return term - kSquaresWeight * static_cast<double>(change);
 }
 

@@ -31,6 +31,7 @@
 
 #include "policy/model_scarcity.h"
 #include "policy/placement_policy.h"
+#include "policy/sum_of_squares.h"
 #include "policy/tessera_measure.h"
 #include "policy/workload_mix.h"
 
@@ -56,7 +57,7 @@ class TesseraPolicy final : public PlacementPolicy {
 
  private:
   struct StateKey {
-    const NodeSpec* node = nullptr;
+    const TesseraMeasure* measure = nullptr;  // the kind of node
     int64_t free_cpu_milli = 0;
     int64_t free_memory_bytes = 0;
     std::array<int16_t, 8> used_ascending{};
@@ -67,9 +68,12 @@ class TesseraPolicy final : public PlacementPolicy {
   };
 
   const TesseraMeasure& measure_for(const NodeSpec& node) const;
-  // T of a state before the placement: the same state is asked about for every pod shape that
-  // comes to it, so it is remembered (by the state, its devices in any order: T ignores order).
-  double unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
+  // T of the node's state, with `pod` placed (on `device` for a fraction) where one is given.
+  // The same state is asked about for every pod shape that comes to it, and reached from many
+  // states by one placement, so T is remembered by the kind of node and the state, its devices in
+  // any order (T ignores order), wherever the devices are alike and few enough to key on.
+  double unusable(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state, const PodSpec* pod,
+                  int device);
   // Whether the mix, filling the cluster's GPUs, asks for no more than its CPU: where CPU runs out
   // first, the gaps left on GPUs are not what limits the packing, and the sum-of-squares term is
   // off (worked out on the first call: an instance serves one cluster).
@@ -78,14 +82,14 @@ class TesseraPolicy final : public PlacementPolicy {
   WorkloadMix mix_;
   ModelScarcity scarcity_;
   bool has_fractions_ = false;    // whether any type of the mix asks for a fraction
-  std::vector<int> share_sizes_;  // the mix's portions, ascending, each once: the gap classes
+  GapClasses gap_classes_;        // from each of the mix's portions to the next
   double cpu_per_gpu_milli_ = 0;  // the mix's CPU asked per milli-GPU asked
   std::optional<bool> gpus_run_out_first_;
   // One per kind of node (allocatable CPU and memory, then each device's model and memory), built
   // on first use, and found by the node spec's address after that (specs never change).
   mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;
   mutable std::unordered_map<const NodeSpec*, const TesseraMeasure*> measure_of_node_;
-  std::unordered_map<StateKey, double, StateKeyHash> before_;
+  std::unordered_map<StateKey, double, StateKeyHash> remembered_;
 };
 
 }  // namespace tessera
