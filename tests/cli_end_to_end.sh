@@ -133,6 +133,13 @@ expect_error "unknown policy 'worst-fit'" bench cycle --nodes 10 --pending 10 --
 expect_error "--nodes" bench cycle --nodes 0
 expect_error "does not fit 2 nodes" bench reclaim --nodes 2 --gang-pods 3
 expect_error "blocker" bench reclaim --nodes 20 --gang-pods 2 --cycles 1 --json blocker/out.json
+# The replay benchmark: a row per policy, in the order given; a bad name refused before any run.
+"$TESSERA" bench replay --policy fgd,tessera --repeat 2 --target-pct 10 > replay.txt || fail "bench replay: $(cat replay.txt)"
+[[ "$(awk '$1 == "fgd" || $1 == "tessera" { print $1 }' replay.txt | paste -sd,)" == "fgd,tessera" ]] \
+  || fail "bench replay rows: $(cat replay.txt)"
+output="$("$TESSERA" bench replay --policy tessera,worst-fit --repeat 1 2>&1)" && fail "bench replay took worst-fit"
+[[ "$output" == *"unknown policy 'worst-fit'"* && "$output" != *"policy "*"median"* ]] \
+  || fail "bench replay with worst-fit: $output"
 
 # The Kubernetes commands: a small bind benchmark end to end, and bad input.
 "$TESSERA" bench bind --nodes 4 --pods 20 --repeat 1 --json bind.json > bind.txt 2>/dev/null || fail "bench bind: $(cat bind.txt)"

@@ -42,27 +42,38 @@ int run_replay_bench(const ReplayBenchOptions& options) {
     fmt::print(stderr, "error: {}\n", scenario.error().message);
     return 2;
   }
+  const std::vector<std::string> policies = split_policy_list(options.policies);
+  for (const std::string& policy : policies) {
+    if (auto known = make_policy(policy, WorkloadMix()); !known) {
+      fmt::print(stderr, "error: --policy: {}\n", known.error().message);
+      return 2;
+    }
+  }
   fmt::print("Full arrival replay ({}% of GPU capacity) of {} on {} — one thread, {} runs each (seeds 1..{})\n",
              options.target_pct, scenario->workload_source, scenario->cluster_source, options.repeat, options.repeat);
   fmt::print("{:<12} {:>10} {:>10} {:>10} {:>8} {:>14}\n", "policy", "median", "min", "max", "pods", "pods/second");
   ArrivalOptions arrival;
   arrival.target_pct = options.target_pct;
-  for (const std::string& policy : split_policy_list(options.policies)) {
-    std::vector<double> seconds;
-    int64_t pods = 0;
-    for (int i = 0; i < options.repeat; ++i) {
-      auto run = run_arrival_seed(*scenario, policy, static_cast<uint64_t>(i) + 1, arrival);
+  // The policies take turns, run by run, so that a machine whose load changes while they run
+  // slows each of them alike: their medians are compared.
+  std::vector<std::vector<double>> seconds(policies.size());
+  std::vector<int64_t> pods(policies.size(), 0);
+  for (int i = 0; i < options.repeat; ++i) {
+    for (size_t p = 0; p < policies.size(); ++p) {
+      auto run = run_arrival_seed(*scenario, policies[p], static_cast<uint64_t>(i) + 1, arrival);
       if (!run) {
         fmt::print(stderr, "error: {}\n", run.error().message);
         return 2;
       }
-      seconds.push_back(run->wall_seconds);
-      pods = run->pods_arrived;
+      seconds[p].push_back(run->wall_seconds);
+      pods[p] = run->pods_arrived;
     }
-    const double typical = median(seconds);
-    const auto [fastest, slowest] = std::minmax_element(seconds.begin(), seconds.end());
-    fmt::print("{:<12} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>8} {:>14.0f}\n", policy, typical, *fastest, *slowest, pods,
-               static_cast<double>(pods) / typical);
+  }
+  for (size_t p = 0; p < policies.size(); ++p) {
+    const double typical = median(seconds[p]);
+    const auto [fastest, slowest] = std::minmax_element(seconds[p].begin(), seconds[p].end());
+    fmt::print("{:<12} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>8} {:>14.0f}\n", policies[p], typical, *fastest, *slowest,
+               pods[p], static_cast<double>(pods[p]) / typical);
   }
   return 0;
 }
