@@ -46,40 +46,19 @@ size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   return static_cast<size_t>(hash);
 }
 
-double TesseraPolicy::unusable(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state,
-                               const PodSpec* pod, int device) {
-  auto compute = [&] {
-    return pod ? measure.unusable_capacity_after(node, state, *pod, device) : measure.unusable_capacity(node, state);
-  };
+double TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state) {
   StateKey key;
   const size_t devices = state.gpu_used_milli.size();
-  if (!measure.uniform_devices() || devices > key.used_ascending.size()) return compute();
+  if (!measure.uniform_devices() || devices > key.used_ascending.size()) return measure.unusable_capacity(node, state);
   key.measure = &measure;
   key.free_cpu_milli = state.free.cpu_milli;
   key.free_memory_bytes = state.free.memory_bytes;
   std::copy(state.gpu_used_milli.begin(), state.gpu_used_milli.end(), key.used_ascending.begin());
-  if (pod) {  // the state after, as TesseraMeasure::unusable_capacity_after reads it
-    key.free_cpu_milli -= pod->request.cpu_milli;
-    key.free_memory_bytes -= pod->request.memory_bytes;
-    if (pod->gpu.kind == GpuRequest::Kind::kWhole) {
-      int taken = 0;  // idle devices, whichever: they are alike
-      for (size_t i = 0; i < devices && taken < pod->gpu.whole_gpus; ++i) {
-        if (key.used_ascending[i] == 0) {
-          key.used_ascending[i] = kMilliPerGpu;
-          ++taken;
-        }
-      }
-    } else if (pod->gpu.is_fractional() && device >= 0) {
-      key.used_ascending[static_cast<size_t>(device)] =
-          static_cast<int16_t>(key.used_ascending[static_cast<size_t>(device)] +
-                               pod->gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes));
-    }
-  }
   std::sort(key.used_ascending.begin(), key.used_ascending.begin() + static_cast<long>(devices));
   constexpr size_t kMaxRemembered = size_t{1} << 20;  // bounded; entries are cheap to recompute
-  if (remembered_.size() >= kMaxRemembered) remembered_.clear();
-  auto [it, inserted] = remembered_.try_emplace(key, 0.0);
-  if (inserted) it->second = compute();
+  if (before_.size() >= kMaxRemembered) before_.clear();
+  auto [it, inserted] = before_.try_emplace(key, 0.0);
+  if (inserted) it->second = measure.unusable_capacity(node, state);
   return it->second;
 }
 
@@ -99,13 +78,13 @@ double quantised(double score) { return std::round(score / kGrowthQuantumMilli) 
 
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
   const TesseraMeasure& measure = measure_for(node.spec);
-  const double before = unusable(measure, node.spec, node.state, nullptr, -1);
+  const double before = unusable_before(measure, node.spec, node.state);
   if (!pod.gpu.is_fractional()) {
-    return {quantised(before - unusable(measure, node.spec, node.state, &pod, -1)), -1};
+    return {quantised(before - measure.unusable_capacity_after(node.spec, node.state, pod, -1)), -1};
   }
   PlacementChoice best{0, -1};
   for (int device : fraction_candidates(node.spec, node.state, pod)) {
-    const double growth = unusable(measure, node.spec, node.state, &pod, device) - before;
+    const double growth = measure.unusable_capacity_after(node.spec, node.state, pod, device) - before;
     if (best.device < 0 || -growth > best.score) best = {-growth, device};
   }
   best.score = quantised(best.score);

@@ -68,12 +68,11 @@ class TesseraPolicy final : public PlacementPolicy {
   };
 
   const TesseraMeasure& measure_for(const NodeSpec& node) const;
-  // T of the node's state, with `pod` placed (on `device` for a fraction) where one is given.
-  // The same state is asked about for every pod shape that comes to it, and reached from many
-  // states by one placement, so T is remembered by the kind of node and the state, its devices in
-  // any order (T ignores order), wherever the devices are alike and few enough to key on.
-  double unusable(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state, const PodSpec* pod,
-                  int device);
+  // T of a state before the placement: the same state is asked about for every pod shape that
+  // comes to it, so it is remembered by the kind of node and the state, its devices in any order
+  // (T ignores order). (Remembering the states after a placement too saved few computations and
+  // made the table large enough to slow a replay.)
+  double unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
   // Whether the mix, filling the cluster's GPUs, asks for no more than its CPU: where CPU runs out
   // first, the gaps left on GPUs are not what limits the packing, and the sum-of-squares term is
   // off (worked out on the first call: an instance serves one cluster).
@@ -89,7 +88,7 @@ class TesseraPolicy final : public PlacementPolicy {
   // on first use, and found by the node spec's address after that (specs never change).
   mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;
   mutable std::unordered_map<const NodeSpec*, const TesseraMeasure*> measure_of_node_;
-  std::unordered_map<StateKey, double, StateKeyHash> remembered_;
+  std::unordered_map<StateKey, double, StateKeyHash> before_;
 };
 
 }  // namespace tessera
