@@ -21,8 +21,9 @@
 // numbers of partial devices by free share (sum_of_squares.h), the shares counted by class — the
 // mix's portions, a gap in the class of the largest portion it holds — so that each gap size that
 // some pod can fill is kept few and a fraction goes where its class closes or is rare. A third
-// such term, before both, charges a fraction the part of the device's gap it leaves that the
-// mix's common portions cannot fill (gap_fill.h), so that gaps are left of sizes that can close.
+// such term, weighted to decide first where it differs, charges a fraction the part of the
+// device's gap it leaves that the mix's common portions cannot fill (gap_fill.h), so that gaps are
+// left of sizes that can close.
 #pragma once
 
 #include <array>
