@@ -7,7 +7,7 @@
 
 namespace tessera {
 
-TesseraPolicy::TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)), scarcity_(mix_) {
+TesseraPolicy::TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)), scarcity_(mix_), gap_waste_(mix_) {
   double cpu_milli = 0, gpu_milli = 0;
   std::vector<int> share_sizes;
   for (const PodType& type : mix_.types()) {
@@ -108,7 +108,8 @@ double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, con
   const int share = pod.gpu.milli_on_device(chosen.memory_bytes);
   const int64_t change =
       sum_of_squares_change(supply, chosen.model, node.state.gpu_free_milli(device), share, gap_classes_);
-  return term - kSquaresWeight * static_cast<double>(change);
+  return term - kSquaresWeight * static_cast<double>(change) -
+         kGapWeight * gap_waste_.change(node.state.gpu_free_milli(device), share);
 }
 
 }  // namespace tessera
