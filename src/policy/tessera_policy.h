@@ -22,7 +22,7 @@
 // mix's portions, a gap in the class of the largest portion it holds — so that each gap size that
 // some pod can fill is kept few and a fraction goes where its class closes or is rare. A third
 // such term, weighted to decide first where it differs, charges a fraction the part of the
-// device's gap it leaves that the mix's common portions cannot fill (gap_fill.h), so that gaps are
+// device's gap it leaves that the mix's common portions cannot fill (gap_waste.h), so that gaps are
 // left of sizes that can close.
 #pragma once
 
@@ -32,7 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "policy/gap_fill.h"
+#include "policy/gap_waste.h"
 #include "policy/model_scarcity.h"
 #include "policy/placement_policy.h"
 #include "policy/sum_of_squares.h"
@@ -57,7 +57,7 @@ class TesseraPolicy final : public PlacementPolicy {
   // more lost, and gaps counted by exact share did not gain; docs/results.md has the figures.
   static constexpr double kSquaresWeight = 0.3;
   // And less kGapWeight times the change the fraction makes to the waste of that device: the part
-  // of its gap the mix's common portions cannot fill (gap_fill.h). The weight makes the term decide
+  // of its gap the mix's common portions cannot fill (gap_waste.h). The weight makes the term decide
   // first where it differs (a gap that only rare portions fit is mostly lost, where the other
   // terms weigh expectations): on the shared-GPU tuning lists 6, 10 and 20 read within 0.1
   // points of each other, 40 and 100 a little less; docs/policies.md has the figures.

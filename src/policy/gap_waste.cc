@@ -1,4 +1,4 @@
-#include "policy/gap_fill.h"
+#include "policy/gap_waste.h"
 
 #include <bitset>
 #include <map>

@@ -1,6 +1,6 @@
 // The waste of a device's gap against the mix's common portions, and the tessera policy's use of
 // it: a fraction is kept from leaving a gap that only rare portions fit.
-#include "policy/gap_fill.h"
+#include "policy/gap_waste.h"
 
 #include <gtest/gtest.h>
 
