@@ -85,7 +85,8 @@ class VictimGpus {
   std::vector<GiverList> lists_;    // per queue × level
   std::vector<int64_t> chosen_by_;  // per queue: the cap its lists were last chosen by
   std::vector<NodeUnion> unions_;   // per level
-  std::vector<int64_t> chosen_milli_;  // per node × level: live_milli of the chosen lists, summed
+  // Per node × level: the live_milli of the chosen lists, summed (chosen_held_on).
+  std::vector<int64_t> chosen_milli_;
 };
 
 }  // namespace tessera
