@@ -163,7 +163,8 @@ TEST(VictimSearch, PruningDecidesAsThePlainSearchThroughRandomCycles) {
 }
 
 // The nodes VictimGpus lists for the chosen givers are exactly those where a chosen queue's
-// units of the level hold GPUs now, as counted from scratch, through random changes.
+// units of the level hold GPUs now, and what it says they hold on a node within the first levels
+// is their sum, as counted from scratch, through random changes and choices.
 TEST(VictimSearch, GpuNodesFollowWhatTheUnitsHold) {
   std::mt19937_64 random(11);
   for (int round = 0; round < 200; ++round) {
@@ -196,6 +197,9 @@ TEST(VictimSearch, GpuNodesFollowWhatTheUnitsHold) {
       std::vector<int64_t> cap(static_cast<size_t>(queues));
       for (int64_t& c : cap) c = draw(random, 0, 3) == 0 ? INT64_MIN : 500 * draw(random, 0, 5);
       gpus.choose_givers(cap);
+      // Per node: what the chosen queues' units hold within the first levels (index: levels).
+      std::vector<std::vector<int64_t>> chosen_within(static_cast<size_t>(nodes),
+                                                      std::vector<int64_t>(gpus.level_count() + 1, 0));
       for (size_t level = 0; level < gpus.level_count(); ++level) {
         const int floor = gpus.level_floor(level);
         const int next_floor = level + 1 < gpus.level_count() ? gpus.level_floor(level + 1) : INT_MAX;
@@ -208,10 +212,22 @@ TEST(VictimSearch, GpuNodesFollowWhatTheUnitsHold) {
             if (unit.node == node) here[unit.queue] += unit.milli;
           }
           bool expected = false;
-          for (int q = 0; q < queues; ++q) expected |= here[q] > 0 && cap[q] >= smallest[q];
+          int64_t chosen_here = 0;
+          for (int q = 0; q < queues; ++q) {
+            expected |= here[q] > 0 && cap[q] >= smallest[q];
+            if (cap[q] >= smallest[q]) chosen_here += here[q];
+          }
           const bool listed = (gpus.nodes_of(level)[node / 64] >> (node % 64) & 1) != 0;
           ASSERT_EQ(listed, expected) << "round " << round << " step " << step << " level " << level << " node "
                                       << node;
+          std::vector<int64_t>& within = chosen_within[static_cast<size_t>(node)];
+          within[level + 1] = within[level] + chosen_here;
+        }
+      }
+      for (NodeIndex node = 0; node < nodes; ++node) {
+        for (size_t levels = 0; levels <= gpus.level_count(); ++levels) {
+          ASSERT_EQ(gpus.chosen_held_on(node, levels), chosen_within[static_cast<size_t>(node)][levels])
+              << "round " << round << " step " << step << " node " << node << " levels " << levels;
         }
       }
       int64_t total = 0;

@@ -352,6 +352,10 @@ class RoomSearch {
   // the node costs more.
   bool may_free_now(NodeIndex node, int64_t short_by, int ceiling, int64_t budget, const NodeChoice& best) const {
     if (victims_.gpus().held_on(node) < short_by || budget < short_by) return false;
+    // Where the givers are chosen by take_cap_ and merged by the ceiling's levels (by_gpu_nodes_),
+    // what they hold there bounds the sum below from above: every entry it counts is of a chosen
+    // list (its smallest unit within the cap) and of a level no higher than the ceiling's.
+    if (by_gpu_nodes_ && victims_.gpus().chosen_held_on(node, merged_levels_) < short_by) return false;
     const int best_top = best.node >= 0 ? best.top_priority : INT_MAX;
     const int64_t best_gpu_milli = best.node >= 0 ? best.gpu_milli : INT64_MAX;
     int64_t reachable = 0;
@@ -505,6 +509,7 @@ class RoomSearch {
     // For a GPU pod, nodes where no queue that may give has GPUs in victims no costlier than the
     // best node's can serve only from their free GPUs (may_free).
     const bool by_gpu_nodes = scope.marks && quest.need > 0 && quest.live_bounds;
+    by_gpu_nodes_ = by_gpu_nodes;
     merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
     const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
     // A pod that asks for no GPU, of a workload whose queue rules compare CPU and memory: elsewhere
@@ -710,6 +715,9 @@ class RoomSearch {
   std::vector<uint64_t> gpu_nodes_;  // gpu_nodes_within: merged over the first merged_levels_ levels
   static constexpr size_t kNotMerged = SIZE_MAX;
   size_t merged_levels_ = kNotMerged;
+  // The search passes over nodes by the chosen givers' marks (VictimGpus::choose_givers this
+  // search, merged_levels_ those of its ceiling).
+  bool by_gpu_nodes_ = false;
   std::vector<QueueIndex> accepted_;
   std::vector<char> accepted_flag_;
   std::vector<int64_t> reach_cap_;  // per queue: see may_free

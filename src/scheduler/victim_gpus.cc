@@ -54,6 +54,7 @@ void VictimGpus::finish() {
   }
   unions_.assign(levels, {});
   for (NodeUnion& level : unions_) level.resize(held_.size());
+  chosen_milli_.assign(held_.size() * levels, 0);
 }
 
 VictimGpus::Entry& VictimGpus::entry(NodeIndex node, QueueIndex queue, int priority) {
@@ -75,7 +76,9 @@ void VictimGpus::change(NodeIndex node, QueueIndex queue, int priority, int64_t 
   int64_t& live = list.live_milli[static_cast<size_t>(position - list.nodes.begin())];
   const bool was_live = live > 0;
   live += milli;
-  if (list.chosen && was_live != (live > 0)) unions_[level].count_node(node, live > 0);
+  if (!list.chosen) return;
+  chosen_milli_[static_cast<size_t>(node) * level_count() + level] += milli;
+  if (was_live != (live > 0)) unions_[level].count_node(node, live > 0);
 }
 
 void VictimGpus::choose_givers(std::span<const int64_t> cap) {
@@ -90,7 +93,10 @@ void VictimGpus::choose_givers(std::span<const int64_t> cap) {
       if (chosen == list.chosen) continue;
       list.chosen = chosen;
       for (size_t i = 0; i < list.nodes.size(); ++i) {
-        if (list.live_milli[i] > 0) unions_[level].count_node(list.nodes[i], chosen);
+        const int64_t live = list.live_milli[i];
+        if (live <= 0) continue;
+        unions_[level].count_node(list.nodes[i], chosen);
+        chosen_milli_[static_cast<size_t>(list.nodes[i]) * levels + level] += chosen ? live : -live;
       }
     }
   }

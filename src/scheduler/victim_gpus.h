@@ -54,6 +54,15 @@ class VictimGpus {
   // The nodes where units of a chosen queue and the level still hold GPUs, as bits (word node /
   // 64, bit node % 64).
   const uint64_t* nodes_of(size_t level) const { return unions_[level].bits.data(); }
+  // What the chosen queues' units of the first `levels` levels still hold on the node (GPU milli):
+  // with the node's free GPUs, a bound on what a search under the chosen caps can free there,
+  // read in one look where the node's entries would take a pass.
+  int64_t chosen_held_on(NodeIndex node, size_t levels) const {
+    const int64_t* held = chosen_milli_.data() + static_cast<size_t>(node) * level_count();
+    int64_t sum = 0;
+    for (size_t level = 0; level < levels; ++level) sum += held[level];
+    return sum;
+  }
 
  private:
   size_t level_of(int priority) const;
@@ -76,6 +85,8 @@ class VictimGpus {
   std::vector<GiverList> lists_;    // per queue × level
   std::vector<int64_t> chosen_by_;  // per queue: the cap its lists were last chosen by
   std::vector<NodeUnion> unions_;   // per level
+  // Per node × level: the live_milli of the chosen lists, summed (chosen_held_on).
+  std::vector<int64_t> chosen_milli_;
 };
 
 }  // namespace tessera
