@@ -75,7 +75,7 @@ std::optional<NodeIndex> brute_force_choice(const ClusterState& cluster, Placeme
     if (check_node(cluster.node_spec(node), cluster.node_state(node), pod) != Predicate::kFits) continue;
     const PlacementChoice choice = policy.score(cluster.view(node), pod);
     double score = choice.score;
-    if (policy.has_cluster_term())
+    if (policy.has_cluster_term(pod))
       score += policy.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), choice.device);
     if (!best || score > best_score) {
       best = node;

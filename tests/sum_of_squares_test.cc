@@ -9,11 +9,13 @@
 #include <array>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "engine/cluster_state.h"
 #include "engine/invariants.h"
 #include "engine/placer.h"
+#include "policy/device_choice.h"
 #include "policy/tessera_policy.h"
 #include "test_cluster.h"
 
@@ -119,6 +121,41 @@ TEST(SumOfSquares, GapClassesFollowTheirStarts) {
   EXPECT_EQ(GapClasses().of(437).low, 437);  // without starts, each exact share
   EXPECT_EQ(GapClasses().of(437).high, 438);
   EXPECT_EQ(GapClasses().of(kMilliPerGpu).low, -1);
+}
+
+// Within a search the policy reuses a fraction's changes per model and free share; they must be
+// what a policy outside any search works out, search after search as the cluster fills (the
+// counts change between them), for portions and for pods asking GPU memory (never reused).
+TEST(SumOfSquares, TheTermWithinASearchIsTheTermWorkedOutAfresh) {
+  ClusterState state(uniform_cluster(24, 4));
+  std::vector<PodSpec> population = portions_200_300_500();
+  population.push_back(pod("s470", 1000, GpuRequest::portion(470)));
+  population.push_back(pod("m", 1000, GpuRequest::memory(8 * kGiB, 8 * kGiB)));
+  TesseraPolicy searching(WorkloadMix::from_pods(population));
+  TesseraPolicy fresh(WorkloadMix::from_pods(population));
+  std::mt19937 random(11);
+  int compared = 0;
+  for (int step = 0; step < 150; ++step) {
+    PodSpec next = population[std::uniform_int_distribution<size_t>(0, population.size() - 1)(random)];
+    next.name += "-" + std::to_string(step);
+    std::vector<std::pair<NodeIndex, int>> fits;
+    searching.search_begins();
+    for (NodeIndex node = 0; node < state.node_count(); ++node) {
+      for (int device : fraction_candidates(state.node_spec(node), state.node_state(node), next)) {
+        fits.emplace_back(node, device);
+        ASSERT_EQ(searching.cluster_term(state.view(node), next, state.gpu_supply(), device),
+                  fresh.cluster_term(state.view(node), next, state.gpu_supply(), device))
+            << "step " << step << " node " << node << " device " << device;
+        ++compared;
+      }
+    }
+    searching.search_ends();
+    if (fits.empty()) continue;
+    const auto [node, device] = fits[std::uniform_int_distribution<size_t>(0, fits.size() - 1)(random)];
+    const PodId id = state.add_pod(next);
+    state.bind(id, Binding::on_device(node, device, next.gpu, state.node_spec(node).gpus[device].memory_bytes));
+  }
+  EXPECT_GT(compared, 1000);
 }
 
 // Three one-GPU nodes: 300 free on node 0, 500 on node 1, node 2 idle; the mix's portions are

@@ -165,7 +165,6 @@ int Placer::device_of(const ClusterState& cluster, NodeIndex node, int32_t devic
 }
 
 void Placer::serve(const ClusterState& cluster) {
-  cluster_term_ = policy_.has_cluster_term();
   // Bounded so long replays cannot grow it without limit; entries are cheap to recompute.
   constexpr size_t kMaxCachedVerdicts = size_t{1} << 22;
   constexpr size_t kMaxShapes = size_t{1} << 20;  // shape ids take the low 20 bits of a cache key
@@ -203,6 +202,8 @@ Binding Placer::binding_for(const ClusterState& cluster, NodeIndex node, const P
 std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
                                     const PlacementPass& pass) {
   serve(cluster);
+  const Search search(policy_);
+  cluster_term_ = policy_.has_cluster_term(pod);
   if (!cluster.distinguishes_selector_of(pod)) return find_node_by_node(cluster, pod, why, pass);
   const bool reserved_nodes = cluster.has_reservations();
   const uint64_t shape = shapes_.intern(pod);
@@ -239,6 +240,8 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
                                           std::span<const NodeIndex> nodes, FailureSummary* why,
                                           const PlacementPass& pass) {
   serve(cluster);
+  const Search search(policy_);
+  cluster_term_ = policy_.has_cluster_term(pod);
   // Node by node where the groups cannot be trusted for this pod's selector.
   const bool grouped = cluster.distinguishes_selector_of(pod);
   const uint64_t shape = grouped ? shapes_.intern(pod) : 0;

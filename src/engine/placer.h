@@ -110,6 +110,17 @@ class Placer {
 
   // Clears the caches when they serve another cluster or grew too large.
   void serve(const ClusterState& cluster);
+  // Tells the policy a search is under way for as long as it lives (PlacementPolicy::search_begins).
+  class Search {
+   public:
+    explicit Search(PlacementPolicy& policy) : policy_(policy) { policy_.search_begins(); }
+    ~Search() { policy_.search_ends(); }
+    Search(const Search&) = delete;
+    Search& operator=(const Search&) = delete;
+
+   private:
+    PlacementPolicy& policy_;
+  };
   // The cached verdict for the pod (of interned `shape`) on the group's nodes.
   const Verdict& verdict(const ClusterState& cluster, const NodeGroups::Group& group, const PodSpec& pod,
                          uint64_t shape);
@@ -132,7 +143,7 @@ class Placer {
   NodeIndex contender(const NodeGroups::Group& group) const;
 
   PlacementPolicy& policy_;
-  bool cluster_term_ = false;  // policy_.has_cluster_term(), read once per search
+  bool cluster_term_ = false;  // policy_.has_cluster_term(pod), read once per search
   std::optional<std::mt19937_64> random_;
   std::vector<int32_t> order_;  // each node's place in the random order; empty: none
   int64_t tied_weight_ = 0;     // nodes tied for the best so far, with random ties

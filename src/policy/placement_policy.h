@@ -41,6 +41,13 @@ class PlacementPolicy {
     return 0;
   }
   virtual bool has_cluster_term() const { return false; }
+  // Whether the term can be other than 0 for this pod (the engine skips the call where not).
+  virtual bool has_cluster_term(const PodSpec& /*pod*/) const { return has_cluster_term(); }
+  // The engine brackets each search for a pod's node with these: between them the pod and the
+  // cluster stay as they are, so a policy may reuse what its cluster term works out for one node
+  // on the next. Asked outside a search, the term is worked out afresh.
+  virtual void search_begins() {}
+  virtual void search_ends() {}
   // True for a policy whose rule is the order of the nodes (its scores all tie, and the lowest
   // index wins): a random tie-break must leave it alone.
   virtual bool ranks_by_node_order() const { return false; }

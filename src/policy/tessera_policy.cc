@@ -106,10 +106,25 @@ double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, con
   if (!pod.gpu.is_fractional() || device < 0 || !gpus_run_out_first(supply)) return term;
   const GpuDevice& chosen = node.spec.gpus[static_cast<size_t>(device)];
   const int share = pod.gpu.milli_on_device(chosen.memory_bytes);
-  const int64_t change =
-      sum_of_squares_change(supply, chosen.model, node.state.gpu_free_milli(device), share, gap_classes_);
-  return term - kSquaresWeight * static_cast<double>(change) -
-         kGapWeight * gap_waste_.change(node.state.gpu_free_milli(device), share);
+  // A portion is the same share on every device; GPU memory is not, so it is not remembered.
+  const FractionChanges changes = fraction_changes(supply, chosen.model, node.state.gpu_free_milli(device), share,
+                                                   pod.gpu.kind == GpuRequest::Kind::kPortion);
+  return term - kSquaresWeight * static_cast<double>(changes.squares) - kGapWeight * changes.waste;
+}
+
+TesseraPolicy::FractionChanges TesseraPolicy::fraction_changes(const GpuSupply& supply, GpuModelId model,
+                                                               int free_milli, int share_milli,
+                                                               bool same_share_all_search) {
+  auto work_out = [&] {
+    return FractionChanges{search_, sum_of_squares_change(supply, model, free_milli, share_milli, gap_classes_),
+                           gap_waste_.change(free_milli, share_milli)};
+  };
+  if (!in_search_ || !same_share_all_search) return work_out();
+  const size_t at = static_cast<size_t>(model) * (kMilliPerGpu + 1) + static_cast<size_t>(free_milli);
+  if (at >= remembered_changes_.size()) remembered_changes_.resize((size_t{model} + 1) * (kMilliPerGpu + 1));
+  FractionChanges& remembered = remembered_changes_[at];
+  if (remembered.search != search_) remembered = work_out();
+  return remembered;
 }
 
 }  // namespace tessera

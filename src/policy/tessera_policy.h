@@ -64,6 +64,15 @@ class TesseraPolicy final : public PlacementPolicy {
   static constexpr double kGapWeight = 20;
   double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply, int device) override;
   bool has_cluster_term() const override { return has_fractions_ || scarcity_.any_constrained(); }
+  // Only a fraction has the gap terms, and only a GPU pod a cost of the GPU model it takes.
+  bool has_cluster_term(const PodSpec& pod) const override {
+    return (has_fractions_ && pod.gpu.is_fractional()) || (scarcity_.any_constrained() && pod.gpu.wants_gpu());
+  }
+  void search_begins() override {
+    ++search_;
+    in_search_ = true;
+  }
+  void search_ends() override { in_search_ = false; }
 
  private:
   struct StateKey {
@@ -95,6 +104,19 @@ class TesseraPolicy final : public PlacementPolicy {
   GapClasses gap_classes_;        // from each of the mix's portions to the next
   double cpu_per_gpu_milli_ = 0;  // the mix's CPU asked per milli-GPU asked
   std::optional<bool> gpus_run_out_first_;
+  // The fraction's two cluster-wide changes on a device of a model with a free share, kept for
+  // the search under way (they depend on nothing else while the pod and the cluster stay): a
+  // search asks about dozens of node groups and their devices repeat few free shares.
+  struct FractionChanges {
+    uint64_t search = 0;  // the search they were worked out in; 0: none
+    int64_t squares = 0;
+    int waste = 0;
+  };
+  FractionChanges fraction_changes(const GpuSupply& supply, GpuModelId model, int free_milli, int share_milli,
+                                   bool same_share_all_search);
+  uint64_t search_ = 0;
+  bool in_search_ = false;
+  std::vector<FractionChanges> remembered_changes_;  // at [model * (kMilliPerGpu + 1) + free milli]
   // One per kind of node (allocatable CPU and memory, then each device's model and memory), built
   // on first use, and found by the node spec's address after that (specs never change).
   mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;
