@@ -59,14 +59,17 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
     auto known = std::find(gpu_needs_.begin(), gpu_needs_.end(), need);
     if (known == gpu_needs_.end()) known = gpu_needs_.insert(gpu_needs_.end(), need);
     types_.push_back({.request = type.request,
-                      .need = need.need,
                       .gpu_need = static_cast<int>(known - gpu_needs_.begin()),
                       .unit = need.whole_gpus > 0 ? int64_t{need.whole_gpus} * kMilliPerGpu : need.need,
                       .popularity = type.popularity});
   }
   // Past this many distinct needs the counts are not kept per state (a mix of the trace has a few
   // dozen); the general definitions serve such a node instead.
-  if (gpu_needs_.size() > kMaxGpuNeeds) uniform_devices_ = false;
+  if (gpu_needs_.size() > kMaxGpuNeeds) {
+    uniform_devices_ = false;
+    types_.clear();
+    gpu_needs_.clear();
+  }
 }
 
 TesseraMeasure::Summary TesseraMeasure::summarize(const NodeSpec& node, const NodeState& state, const PodSpec* pod,
@@ -146,13 +149,10 @@ double TesseraMeasure::unusable_capacity(const Summary& summary) const {
       expected += type.popularity * 2 * all_free;  // R and S: every free GPU is lost to it
       continue;
     }
-    if (type.need <= 0) {  // asks for no portion of a device: it fills none of them (S)
-      expected += type.popularity * all_free;
-      continue;
-    }
     // What pods of the type alone could fill (S = free - usable): at most `cap` by their GPUs,
     // fewer where CPU or memory runs out first (checked by multiplying, as dividing for every
-    // type would cost more than the rest).
+    // type would cost more than the rest); nothing where no pod of it fits the devices, or it
+    // asks for no portion of a device (it fills none of them).
     const int64_t cap = capacity[static_cast<size_t>(type.gpu_need)];
     int64_t usable = 0;
     if (cap >= 0) {

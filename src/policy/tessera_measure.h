@@ -58,7 +58,6 @@ class TesseraMeasure {
   };
   struct CompactType {
     Resources request;
-    int need = 0;      // as its GpuNeed's
     int gpu_need = 0;  // index into gpu_needs_
     int64_t unit = 0;  // milli one pod fills: whole_gpus devices, or its portion
     double popularity = 0;
@@ -80,7 +79,8 @@ class TesseraMeasure {
   static Summary summarize(const NodeSpec& node, const NodeState& state, const PodSpec* pod, int device);
   double unusable_capacity(const Summary& summary) const;
   // How many pods of the need the summarised devices hold by their GPUs alone, in the unit the
-  // need is counted by (whole pods of whole_gpus devices, or portions); -1: none fits.
+  // need is counted by (whole pods of whole_gpus devices, or portions); -1: none fits, or it asks
+  // no portion of a device.
   static int64_t gpu_capacity(const GpuNeed& need, const Summary& summary);
 
   WorkloadMix mix_;
