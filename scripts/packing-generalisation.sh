@@ -4,7 +4,7 @@
 # arrived, the offline packing of the same pods, and the share of fgd's gap to it each policy closes.
 #   scripts/packing-generalisation.sh [--seeds N] [--policy LIST]
 #                                     [--set tuning|tuning-2|tuning-3|tuning-4|held-out-1|held-out-2|held-out-3|
-#                                            held-out-4|held-out-5|all]
+#                                            held-out-4|held-out-5|tuning-5|held-out-6|all]
 #                                     [--tie-break T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,6 +89,23 @@ held_out_5=(mix:base=gpushare60,seed=501 mix:base=gpushare80,seed=502 mix:seed=5
           mix:sharing=0.5,seed=506 mix:base=gpushare80,gpu-spec=0.15,seed=507 mix:base=gpushare20,seed=508
           mix:base=gpushare60,cpu-only=0.25,multi-gpu=0.04,seed=509 mix:sharing=0.6,gpu-spec=0.2,seed=510
           mix:base=gpushare40,seed=511 mix:base=gpushare100,gpu-spec=0.2,seed=512)
+# Tuning, fifth round: the shapes still below half of fgd's gap after the gap-waste term (lists
+# drawn from gpushare40; multi-GPU lists where fgd is close), and fractions of other sizes than the
+# trace's (portions=), drawn with seeds 51-62 together with held-out-6 below, before either ran.
+tuning_5=(mix:base=gpushare40,seed=51 mix:base=gpushare40,multi-gpu=0.05,seed=52
+          mix:multi-gpu=0.1,seed=53 mix:base=gpushare60,multi-gpu=0.06,seed=54
+          mix:base=gpushare60,one-gpu=0.3,multi-gpu=0.08,seed=55 mix:multi-gpu=0.05,sharing=0.6,seed=56
+          mix:portions=even,seed=57 mix:base=gpushare60,portions=even,seed=58
+          mix:portions=250/500/750,seed=59 mix:base=gpushare80,portions=100/200/300/500,seed=60
+          mix:sharing=0.5,portions=125/250/500,seed=61 mix:base=gpushare40,portions=200/400/600,seed=62)
+# Held out, sixth round: the same shapes with other seeds, other portion lists and a few other
+# shares, drawn before the fifth tuning round ran and run only once its changes are fixed.
+held_out_6=(mix:base=gpushare40,seed=601 mix:base=gpushare40,multi-gpu=0.07,seed=602
+          mix:multi-gpu=0.09,seed=603 mix:base=gpushare80,multi-gpu=0.05,one-gpu=0.3,seed=604
+          mix:multi-gpu=0.06,sharing=0.5,gpu-spec=0.15,seed=605 mix:base=gpushare40,portions=even,seed=606
+          mix:base=gpushare100,portions=even,seed=607 mix:portions=even,gpu-spec=0.2,multi-gpu=0.05,seed=608
+          mix:portions=250/500,seed=609 mix:base=gpushare60,portions=100/250/400/700,seed=610
+          mix:sharing=0.6,portions=330/500/660,seed=611 mix:base=gpushare20,portions=120/240/480/960,seed=612)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -144,4 +161,6 @@ PY
 [[ $set_name == held-out-3 || $set_name == all ]] && run_set held-out-3 "${held_out_3[@]}"
 [[ $set_name == held-out-4 || $set_name == all ]] && run_set held-out-4 "${held_out_4[@]}"
 [[ $set_name == held-out-5 || $set_name == all ]] && run_set held-out-5 "${held_out_5[@]}"
+[[ $set_name == tuning-5 || $set_name == all ]] && run_set tuning-5 "${tuning_5[@]}"
+[[ $set_name == held-out-6 || $set_name == all ]] && run_set held-out-6 "${held_out_6[@]}"
 exit 0

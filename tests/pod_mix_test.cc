@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "sim/offline_packing.h"
 #include "sim/scenario_loader.h"
 #include "test_cluster.h"
@@ -30,7 +32,10 @@ TEST(PodMix, ReadsItsKeysAndNamesTheOneItCannotRead) {
            {"multigpu=0.1", "unknown key 'multigpu'"},
            {"seed", "'seed': expected key=value"},
            {"pods=0", "pods=0: expected a whole number of at least 1"},
-           {"pods=2000000", "pods=2000000: expected at most 1000000"}}) {
+           {"pods=2000000", "pods=2000000: expected at most 1000000"},
+           {"portions=250/1000", "portions=250/1000: '1000' is not a portion"},
+           {"portions=250//500", "portions=250//500: '' is not a portion"},
+           {"portions=most", "portions=most: 'most' is not a portion (expected base, even"}}) {
     auto bad = parse_pod_mix(text);
     ASSERT_FALSE(bad.ok()) << text;
     EXPECT_NE(bad.error().message.find(expected), std::string::npos) << bad.error().message;
@@ -75,6 +80,49 @@ TEST(PodMix, DrawsTheSharesAskedForAndConstrainsGpuPodsToModelsThatCanHoldThem) 
               scenario->workloads[i].pods.front().request.cpu_milli);
     EXPECT_EQ(again->workloads[i].pods.front().allowed_models, scenario->workloads[i].pods.front().allowed_models);
   }
+}
+
+// The fractions' sizes: the default list's most common portion (810) makes up about a third of its
+// fractions; drawn evenly over the distinct portions it is one size among dozens, and a list of
+// portions replaces every fraction's size while the other pods stay as drawn.
+TEST(PodMix, DrawsFractionSizesEvenlyOrFromTheListGiven) {
+  auto spec = parse_pod_mix("portions=250/500/750");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->portion_draw, PortionDraw::kListed);
+  EXPECT_EQ(spec->listed_portions, (std::vector<int>{250, 500, 750}));
+
+  ScenarioRequest request;
+  request.workload_given = true;
+  auto portions_of = [&](const std::string& text) {
+    request.workload = text;
+    auto scenario = load_scenario(request);
+    EXPECT_TRUE(scenario.ok()) << scenario.error().message;
+    std::map<int, int> count;
+    int whole = 0;
+    for (const WorkloadSpec& workload : scenario->workloads) {
+      const GpuRequest& gpu = workload.pods.front().gpu;
+      if (gpu.kind == GpuRequest::Kind::kPortion) ++count[gpu.portion_milli];
+      whole += gpu.kind == GpuRequest::Kind::kWhole;
+    }
+    return std::pair{count, whole};
+  };
+  auto share_of = [](const std::map<int, int>& count, int milli) {
+    int total = 0;
+    for (const auto& [portion, pods] : count) total += pods;
+    return static_cast<double>(count.count(milli) ? count.at(milli) : 0) / total;
+  };
+  const auto [as_base, whole_as_base] = portions_of("mix:sharing=0.5,seed=3,pods=8000");
+  const auto [even, whole_even] = portions_of("mix:sharing=0.5,seed=3,pods=8000,portions=even");
+  EXPECT_GT(share_of(as_base, 810), 0.3);
+  EXPECT_GT(even.size(), 10U);
+  EXPECT_LT(share_of(even, 810), 1.5 / static_cast<double>(even.size()) + 0.02);
+  EXPECT_GT(share_of(even, 810), 0.5 / static_cast<double>(even.size()));
+  EXPECT_NEAR(whole_even / 8000.0, whole_as_base / 8000.0, 0.03);
+
+  const auto [listed, whole_listed] = portions_of("mix:sharing=0.5,seed=3,pods=8000,portions=250/500/750");
+  ASSERT_EQ(listed.size(), 3U);
+  for (int milli : {250, 500, 750}) EXPECT_NEAR(share_of(listed, milli), 1.0 / 3, 0.04) << milli;
+  EXPECT_NEAR(whole_listed / 8000.0, whole_as_base / 8000.0, 0.03);
 }
 
 TEST(PodMix, RefusesSharesThatCannotBeDrawn) {

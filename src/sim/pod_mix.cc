@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <map>
 #include <random>
 
 namespace tessera {
@@ -10,7 +11,7 @@ namespace tessera {
 namespace {
 
 constexpr std::string_view kKindKeys[kPodKindCount] = {"cpu-only", "sharing", "one-gpu", "multi-gpu"};
-constexpr std::string_view kKeys = "cpu-only, sharing, one-gpu, multi-gpu, gpu-spec, seed, pods, base";
+constexpr std::string_view kKeys = "cpu-only, sharing, one-gpu, multi-gpu, gpu-spec, portions, seed, pods, base";
 
 Result<double> read_share(std::string_view key, std::string_view value) {
   double share = 0;
@@ -31,6 +32,36 @@ Result<Integer> read_count(std::string_view key, std::string_view value, Integer
   return number;
 }
 
+// `portions=`: "base", "even", or portions in milli-GPU joined by '/' ("250/500/750").
+Status read_portions(PodMixSpec& spec, std::string_view value) {
+  if (value == "base" || value == "even") {
+    spec.portion_draw = value == "base" ? PortionDraw::kAsBase : PortionDraw::kEven;
+    spec.listed_portions.clear();
+    return Ok{};
+  }
+  std::vector<int> listed;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t slash = value.find('/', start);
+    if (slash == std::string_view::npos) slash = value.size();
+    const std::string_view item = value.substr(start, slash - start);
+    int milli = 0;
+    auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), milli);
+    if (item.empty() || error != std::errc() || end != item.data() + item.size() || milli < 1 ||
+        milli >= kMilliPerGpu) {
+      return Error{fmt::format(
+          "mix: portions={}: '{}' is not a portion (expected base, even, or milli-GPU between 1 and {} joined by "
+          "'/', as in 250/500/750)",
+          value, item, kMilliPerGpu - 1)};
+    }
+    listed.push_back(milli);
+    start = slash + 1;
+  }
+  spec.portion_draw = PortionDraw::kListed;
+  spec.listed_portions = std::move(listed);
+  return Ok{};
+}
+
 Status set_option(PodMixSpec& spec, std::string_view key, std::string_view value) {
   for (int kind = 0; kind < kPodKindCount; ++kind) {
     if (key != kKindKeys[kind]) continue;
@@ -43,6 +74,8 @@ Status set_option(PodMixSpec& spec, std::string_view key, std::string_view value
     auto share = read_share(key, value);
     if (!share) return share.error();
     spec.gpu_spec_share = *share;
+  } else if (key == "portions") {
+    return read_portions(spec, value);
   } else if (key == "seed") {
     auto seed = read_count<uint64_t>(key, value, 0);
     if (!seed) return seed.error();
@@ -160,14 +193,30 @@ Result<std::vector<WorkloadSpec>> draw_pod_mix(const PodMixSpec& spec, const std
   auto weights = kind_weights(spec, counts);
   if (!weights) return weights.error();
 
+  // For even portions: the fractions grouped by what they ask (a portion, or an amount of memory).
+  std::map<std::pair<GpuRequest::Kind, int64_t>, std::vector<const PodSpec*>> by_ask;
+  if (spec.portion_draw == PortionDraw::kEven) {
+    for (const PodSpec* pod : by_kind[static_cast<size_t>(PodKind::kSharing)]) {
+      by_ask[{pod->gpu.kind,
+              pod->gpu.kind == GpuRequest::Kind::kPortion ? pod->gpu.portion_milli : pod->gpu.memory_bytes}]
+          .push_back(pod);
+    }
+  }
   std::mt19937_64 random(spec.seed);
+  auto uniform_index = [&random](size_t size) { return std::uniform_int_distribution<size_t>(0, size - 1)(random); };
   std::discrete_distribution<int> kind_of(weights->begin(), weights->end());
   const int pods = spec.pods > 0 ? spec.pods : static_cast<int>(total);
   std::vector<WorkloadSpec> drawn;
   drawn.reserve(static_cast<size_t>(pods));
   for (int i = 0; i < pods; ++i) {
-    const auto& candidates = by_kind[static_cast<size_t>(kind_of(random))];
-    PodSpec pod = *candidates[std::uniform_int_distribution<size_t>(0, candidates.size() - 1)(random)];
+    const auto kind = static_cast<PodKind>(kind_of(random));
+    const std::vector<const PodSpec*>* candidates = &by_kind[static_cast<size_t>(kind)];
+    if (kind == PodKind::kSharing && !by_ask.empty())
+      candidates = &std::next(by_ask.begin(), static_cast<long>(uniform_index(by_ask.size())))->second;
+    PodSpec pod = *(*candidates)[uniform_index(candidates->size())];
+    if (kind == PodKind::kSharing && spec.portion_draw == PortionDraw::kListed) {
+      pod.gpu = GpuRequest::portion(spec.listed_portions[uniform_index(spec.listed_portions.size())]);
+    }
     pod.name = fmt::format("mix-pod-{:05d}", i);
     // Every GPU pod draws, constrained or not, so the constraint share alone changes the list.
     const double draw = std::uniform_real_distribution<double>(0, 1)(random);

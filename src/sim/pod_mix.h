@@ -8,7 +8,11 @@
 // list), then a pod of that kind uniformly from the base list. A `gpu-spec` share of the GPU pods
 // is then constrained to one GPU model, chosen with probability proportional to the GPUs of that
 // model on nodes that could hold the pod alone (as mixed-generation clusters constrain their
-// pods); the rest may use any model. The same text and cluster always give the same list.
+// pods); the rest may use any model. `portions=` changes the sizes the fractions ask for, so that a
+// policy is also tried on gaps it was not tuned on: `even` draws a fraction's portion uniformly
+// from the base list's distinct portions first (the rare sizes become as common as the popular
+// ones), `250/500/750` gives each drawn fraction one of the listed portions, uniformly, keeping
+// its CPU and memory. The same text and cluster always give the same list.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +32,18 @@ inline constexpr std::string_view kPodMixPrefix = "mix:";
 enum class PodKind { kCpuOnly, kSharing, kOneGpu, kMultiGpu };
 inline constexpr int kPodKindCount = 4;
 
+// How the fractions' portions are drawn: as the base list has them, evenly over its distinct
+// portions, or from a list given.
+enum class PortionDraw { kAsBase, kEven, kListed };
+
 struct PodMixSpec {
   std::string base = "builtin:default";  // the list pods are drawn from
   // Share of the drawn pods of each kind (PodKind order); unset: what the others leave, in the
   // base list's proportions.
   std::optional<double> kind_share[kPodKindCount];
   double gpu_spec_share = 0;  // share of GPU pods constrained to one GPU model
+  PortionDraw portion_draw = PortionDraw::kAsBase;
+  std::vector<int> listed_portions;  // kListed: milli-GPU, each 1..999
   uint64_t seed = 1;
   int pods = 0;  // 0: as many as the base list has
 };
