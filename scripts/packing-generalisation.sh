@@ -129,13 +129,16 @@ print(f"{'pod list':<58}" + "".join(f"{p:>18}" for p in policies) + f"{'offline'
 closed_by_policy = {p: [] for p in policies}
 allocs = []
 worst_margin = {p: None for p in policies}
+any_chooses = False
 for report in rows:
     alloc = {p["policy"]: p["alloc_at_100_pct"] for p in report["policies"]}
     allocs.append(alloc)
     offline = (report.get("offline") or {}).get("alloc_at_100_pct")
+    chooses = (report.get("offline") or {}).get("chooses_pods", False)
+    any_chooses = any_chooses or chooses
     cells = []
     for p in policies:
-        gap = (offline - alloc["fgd"]) if offline is not None and "fgd" in alloc else None
+        gap = (offline - alloc["fgd"]) if offline is not None and "fgd" in alloc and not chooses else None
         closed = (alloc[p] - alloc["fgd"]) / gap if gap and gap > 0 else None
         if closed is not None: closed_by_policy[p].append(closed)
         if "fgd" in alloc:
@@ -143,13 +146,17 @@ for report in rows:
             worst_margin[p] = margin if worst_margin[p] is None else min(worst_margin[p], margin)
         cells.append(f"{alloc[p]:>9.2f}%" + (f" ({100*closed:>4.0f}%)" if closed is not None else "        "))
     source = report["workload"]["source"].replace("openb_pod_list_", "")
-    print(f"{source[:58]:<58}" + "".join(f"{c:>18}" for c in cells) + (f"{offline:>8.2f}%" if offline else f"{'-':>9}"))
+    print(f"{source[:58]:<58}" + "".join(f"{c:>18}" for c in cells) + (f"{offline:>8.2f}%" if offline else f"{'-':>9}")
+          + (" *" if chooses else ""))
 print(f"{'worst margin over fgd (points)':<58}" + "".join(f"{worst_margin[p]:>+18.2f}" for p in policies))
 if "first-fit" in policies:
     worst_ff = {p: min(r[p] - r["first-fit"] for r in allocs) for p in policies}
     print(f"{'worst margin over first-fit (points)':<58}" + "".join(f"{worst_ff[p]:>+18.2f}" for p in policies))
 print(f"{'least share of the gap closed':<58}" + "".join(
     f"{100*min(closed_by_policy[p]):>17.0f}%" if closed_by_policy[p] else f"{'-':>18}" for p in policies))
+if any_chooses:
+    print("* the arrived pods ask more CPU or memory than the cluster has: the offline packing chooses which pods to "
+          "serve, so no share of fgd's gap is given")
 PY
 }
 [[ $set_name == tuning || $set_name == all ]] && run_set tuning "${tuning[@]}"

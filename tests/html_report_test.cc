@@ -172,6 +172,19 @@ TEST(ArrivalReportHtml, StatesTheOfflineCeilingAndTheShareOfFgdsGapClosed) {
   const std::string html = arrival_report_html(report);
   EXPECT_NE(html.find("allocate 92.00% of the GPU capacity"), std::string::npos);
   EXPECT_NE(html.find("closes: high: 50%."), std::string::npos);
+
+  // Where the arrived pods ask more CPU than the cluster has, the offline packing's figure is
+  // its choice of pods to serve: no share is given, and the page says why.
+  report.offline_arrived_cpu_pct = {97.0, 149.0};
+  report.offline_arrived_memory_pct = {80.0, 81.0};
+  EXPECT_TRUE(offline_chooses_pods(report));
+  EXPECT_FALSE(fgd_gap_closed(report, report.policies[1]).has_value());
+  const std::string choosing = arrival_report_html(report);
+  EXPECT_EQ(choosing.find("closes: high"), std::string::npos);
+  EXPECT_NE(choosing.find("ask up to 149% of the cluster's CPU and 81% of its memory"), std::string::npos);
+  report.offline_arrived_cpu_pct = {97.0, 99.0};
+  EXPECT_FALSE(offline_chooses_pods(report));
+  EXPECT_NE(arrival_report_html(report).find("closes: high: 50%."), std::string::npos);
 }
 
 TEST(ArrivalReportHtml, EscapesNamesFromInput) {

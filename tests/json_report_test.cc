@@ -112,6 +112,29 @@ TEST(ArrivalReportJson, TopLevelFields) {
   EXPECT_EQ(out["policies"][1]["policy"], "best-fit");  // requested order, not sorted
 }
 
+// The offline packing with what its arrived pods ask of the cluster: over 100% of the CPU, its
+// figure is a choice of pods, and no policy gets a share of fgd's gap to it.
+ArrivalReport arrival_report_with_offline(double arrived_cpu_pct) {
+  ArrivalReport report = small_arrival_report();
+  report.offline_alloc_pct = {97.0, 98.0};
+  report.policies[1].alloc_at_100_pct = 95.0;
+  report.offline_arrived_cpu_pct = {arrived_cpu_pct - 1, arrived_cpu_pct};
+  report.offline_arrived_memory_pct = {60.0, 61.5};
+  return report;
+}
+
+TEST(ArrivalReportJson, OfflinePackingWithWhatItsPodsAsk) {
+  const json fits = arrival_report_json(arrival_report_with_offline(95.5));
+  EXPECT_EQ(fits["offline"]["alloc_at_100_pct"], 97.5);
+  EXPECT_EQ(fits["offline"]["arrived_cpu_pct"], 95.5);
+  EXPECT_EQ(fits["offline"]["arrived_memory_pct"], 61.5);
+  EXPECT_EQ(fits["offline"]["chooses_pods"], false);
+  EXPECT_TRUE(fits["policies"][1]["fgd_gap_closed"].is_number());
+  const json chooses = arrival_report_json(arrival_report_with_offline(130.0));
+  EXPECT_EQ(chooses["offline"]["chooses_pods"], true);
+  EXPECT_TRUE(chooses["policies"][1]["fgd_gap_closed"].is_null());
+}
+
 TEST(ArrivalReportJson, PolicyFieldsAreRounded) {
   const json policy = arrival_report_json(small_arrival_report())["policies"][0];
   EXPECT_EQ(policy["alloc_at_100_pct"], 93.123);
@@ -261,7 +284,7 @@ TEST(SimJsonSchemaDoc, DocumentsEveryField) {
   text << file.rdbuf();
   const std::string doc = text.str();
   std::set<std::string> paths;
-  collect_documented_paths(arrival_report_json(small_arrival_report()), "", paths);
+  collect_documented_paths(arrival_report_json(arrival_report_with_offline(90.0)), "", paths);
   collect_documented_paths(timeline_report_json(small_timeline_report()), "", paths);
   // A topology run's `timeline` is a timeline policy's entry, documented as such.
   std::set<std::string> topology_paths;

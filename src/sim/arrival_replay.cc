@@ -64,20 +64,30 @@ class ArrivalSequence {
 };
 
 // The offline ceiling for one seed: the pods that arrive until their GPU requests reach
-// min(target, 100%) of capacity, packed knowing them all (offline_packing.h), as % of capacity.
-double offline_alloc_pct(const Scenario& scenario, const std::vector<PodSpec>& population, uint64_t seed,
-                         double target_pct) {
+// min(target, 100%) of capacity, packed knowing them all (offline_packing.h), as % of capacity;
+// and what those pods ask of the cluster's CPU and memory.
+OfflineRun offline_run(const Scenario& scenario, const std::vector<PodSpec>& population, uint64_t seed,
+                       double target_pct) {
   const double capacity = static_cast<double>(scenario.cluster->gpu_capacity_milli());
   const int64_t device_memory = scenario.cluster->median_device_memory();
   ArrivalSequence sequence(population.size(), seed);
   std::vector<PodSpec> arrived;
   int64_t arrived_milli = 0;
+  Resources asked;
   while (100.0 * static_cast<double>(arrived_milli) / capacity < std::min(target_pct, 100.0)) {
     const PodSpec& pod = population[sequence.next()];
     arrived.push_back(pod);
     arrived_milli += pod.gpu.pending_milli(device_memory);
+    asked += pod.request;
   }
-  return 100.0 * static_cast<double>(offline_packed_gpu_milli(scenario.cluster, arrived)) / capacity;
+  Resources allocatable;
+  for (const NodeSpec& node : scenario.cluster->nodes) allocatable += node.allocatable;
+  auto percent_of = [](int64_t part, int64_t whole) {
+    return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  return {.alloc_pct = 100.0 * static_cast<double>(offline_packed_gpu_milli(scenario.cluster, arrived)) / capacity,
+          .arrived_cpu_pct = percent_of(asked.cpu_milli, allocatable.cpu_milli),
+          .arrived_memory_pct = percent_of(asked.memory_bytes, allocatable.memory_bytes)};
 }
 
 // The curve's last point at or before `arrived_pct` (allocation only grows with arrivals).
@@ -225,11 +235,11 @@ Result<ArrivalReport> run_arrival_experiment(const Scenario& scenario, std::span
     if (!run) return run.error();
   }
   // Only once the runs succeeded: they refuse a list whose pods never reach the target.
-  std::vector<double> offline;
+  std::vector<OfflineRun> offline;
   if (options.offline_bound) {
     const std::vector<PodSpec> population = all_pods(scenario);
-    offline = run_in_parallel<double>(seeds, options.threads, [&](size_t job) {
-      return offline_alloc_pct(scenario, population, options.seeds[job], options.target_pct);
+    offline = run_in_parallel<OfflineRun>(seeds, options.threads, [&](size_t job) {
+      return offline_run(scenario, population, options.seeds[job], options.target_pct);
     });
   }
 
@@ -243,7 +253,11 @@ Result<ArrivalReport> run_arrival_experiment(const Scenario& scenario, std::span
   report.target_pct = options.target_pct;
   report.seeds = options.seeds;
   report.tie_break = options.tie_break;
-  report.offline_alloc_pct = offline;
+  for (const OfflineRun& run : offline) {
+    report.offline_alloc_pct.push_back(run.alloc_pct);
+    report.offline_arrived_cpu_pct.push_back(run.arrived_cpu_pct);
+    report.offline_arrived_memory_pct.push_back(run.arrived_memory_pct);
+  }
   for (size_t p = 0; p < policies.size(); ++p) {
     std::vector<ArrivalRun> policy_runs;
     for (size_t s = 0; s < seeds; ++s) {

@@ -445,11 +445,19 @@ std::string arrival_headline_table(const ArrivalReport& report) {
                               format_percent(100 * *share, 0));
       }
     }
+    const std::string chooses =
+        offline_chooses_pods(report)
+            ? fmt::format(
+                  " The arrived pods ask up to {} of the cluster's CPU and {} of its memory: some must fail whatever "
+                  "the placement, and the offline packing, serving the largest GPU requests first, chooses which. "
+                  "Its figure measures that choice, not the packing, so no share of fgd's gap to it is given.",
+                  format_percent(most_asked(report).cpu_pct, 0), format_percent(most_asked(report).memory_pct, 0))
+            : "";
     out += fmt::format(
         "<p class=\"note\">Offline ceiling: the same arrived pods, packed knowing them all in advance (largest "
-        "first; fractional pods a device at a time), allocate {} of the GPU capacity (mean over the seeds).{}</p>\n",
+        "first; fractional pods a device at a time), allocate {} of the GPU capacity (mean over the seeds).{}{}</p>\n",
         format_percent(mean(report.offline_alloc_pct), 2),
-        closed.empty() ? "" : fmt::format(" Share of fgd's gap to it that each policy closes: {}.", closed));
+        closed.empty() ? "" : fmt::format(" Share of fgd's gap to it that each policy closes: {}.", closed), chooses);
   }
   return out;
 }

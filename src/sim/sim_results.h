@@ -66,10 +66,34 @@ struct ArrivalReport {
   // Per seed: the offline packing of the pods that arrived up to 100%
   // (sim/offline_packing.h), % of capacity; empty when not computed.
   std::vector<double> offline_alloc_pct;
+  // Per seed: the CPU and memory those pods ask, % of the cluster's allocatable.
+  std::vector<double> offline_arrived_cpu_pct;
+  std::vector<double> offline_arrived_memory_pct;
 };
 
+// One seed's offline packing and what its pods ask of the cluster.
+struct OfflineRun {
+  double alloc_pct = 0;
+  double arrived_cpu_pct = 0;
+  double arrived_memory_pct = 0;
+};
+
+// Whether the arrived pods of some seed ask more CPU or memory than the cluster has. Then some
+// must fail whatever the placement, and the offline packing, placing the largest GPU requests
+// first, chooses which: its figure measures that choice, which an online scheduler serving pods
+// as they come cannot make, not the packing.
+bool offline_chooses_pods(const ArrivalReport& report);
+// The most CPU and memory the arrived pods of a seed ask, % of the cluster's allocatable (0
+// without an offline packing).
+struct ArrivedAsk {
+  double cpu_pct = 0;
+  double memory_pct = 0;
+};
+ArrivedAsk most_asked(const ArrivalReport& report);
+
 // The share of FGD's gap to the offline packing that a policy closes: (policy - fgd) / (offline -
-// fgd), nullopt without an offline figure, without an fgd run, or where fgd reaches it.
+// fgd), nullopt without an offline figure, without an fgd run, where fgd reaches it, or where the
+// offline packing chooses which pods to serve.
 std::optional<double> fgd_gap_closed(const ArrivalReport& report, const ArrivalPolicyResult& policy);
 
 struct TimelinePoint {
