@@ -8,11 +8,13 @@
 // measure without its cluster-wide term); and with the fractional pods first grouped into
 // one-device patterns (sim/slack_patterns.h) that the tessera policy places as units — there
 // also with the CPU-only pods after the GPU pods, which counts only where they are then served
-// as fully as when they come first. CPU, memory and GPU models are respected; the best packing
-// counts. All are packings that exist, so the figure is a floor under the true offline optimum.
-// Where CPU runs out before the GPUs, serving every CPU-only pod first costs GPU pods their CPU,
-// and online policies, which turn late CPU-only pods away, can beat the figure. `tessera sim`
-// reports it beside the policies and the share of FGD's gap to it that each policy closes.
+// as fully as when they come first; and both again by the tessera policy measured against the
+// pods still to place, re-made at each smaller whole-GPU request and at the fractions (a packing
+// that knows what is to come keeps no idle devices for types whose pods are all placed). CPU, memory and GPU models are
+// respected; the best packing counts. All are packings that exist, so the figure is a floor under the true offline
+// optimum. Where CPU runs out before the GPUs, serving every CPU-only pod first costs GPU pods their CPU, and online
+// policies, which turn late CPU-only pods away, can beat the figure. `tessera sim` reports it beside the policies and
+// the share of FGD's gap to it that each policy closes.
 #pragma once
 
 #include <memory>
