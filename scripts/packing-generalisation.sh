@@ -148,7 +148,8 @@ for report in rows:
     source = report["workload"]["source"].replace("openb_pod_list_", "")
     print(f"{source[:58]:<58}" + "".join(f"{c:>18}" for c in cells) + (f"{offline:>8.2f}%" if offline else f"{'-':>9}")
           + (" *" if chooses else ""))
-print(f"{'worst margin over fgd (points)':<58}" + "".join(f"{worst_margin[p]:>+18.2f}" for p in policies))
+if "fgd" in policies:
+    print(f"{'worst margin over fgd (points)':<58}" + "".join(f"{worst_margin[p]:>+18.2f}" for p in policies))
 if "first-fit" in policies:
     worst_ff = {p: min(r[p] - r["first-fit"] for r in allocs) for p in policies}
     print(f"{'worst margin over first-fit (points)':<58}" + "".join(f"{worst_ff[p]:>+18.2f}" for p in policies))
