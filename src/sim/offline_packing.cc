@@ -248,7 +248,7 @@ int64_t offline_packed_gpu_milli(const std::shared_ptr<const ClusterSpec>& clust
     }
     // The tessera policy measured against the pods still to place, pod by pod and in patterns.
     std::vector<int64_t> sizes;
-    for (const PodSpec* pod : order) sizes.push_back(pod->gpu.wants_gpu() ? pod->gpu.pending_milli(device_memory) : 0);
+    for (const PodSpec* pod : order) sizes.push_back(pod->gpu.pending_milli(device_memory));  // CPU-only: 0
     RemainingMixPlacers by_pod(sizes, [&](size_t from) {
       std::vector<PodSpec> rest;
       for (size_t i = from; i < order.size(); ++i) rest.push_back(*order[i]);
