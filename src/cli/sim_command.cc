@@ -88,11 +88,12 @@ void print_arrival_table(const ArrivalReport& report) {
         "at a time), the ceiling.\n"
         "fgd gap: the share of fgd's distance to the offline packing that the policy closes.\n");
     if (offline_chooses_pods(report)) {
+      const ArrivedAsk asked = most_asked(report);
       fmt::print(
           "The arrived pods ask up to {:.0f}% of the cluster's CPU and {:.0f}% of its memory: some must fail whatever\n"
           "the placement, and the offline packing, serving the largest GPU requests first, chooses which. Its figure\n"
           "measures that choice, not the packing, so no share of fgd's gap is given.\n",
-          most_asked(report).cpu_pct, most_asked(report).memory_pct);
+          asked.cpu_pct, asked.memory_pct);
     }
   }
 }

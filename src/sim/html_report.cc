@@ -445,13 +445,14 @@ std::string arrival_headline_table(const ArrivalReport& report) {
                               format_percent(100 * *share, 0));
       }
     }
+    const ArrivedAsk asked = most_asked(report);
     const std::string chooses =
         offline_chooses_pods(report)
             ? fmt::format(
                   " The arrived pods ask up to {} of the cluster's CPU and {} of its memory: some must fail whatever "
                   "the placement, and the offline packing, serving the largest GPU requests first, chooses which. "
                   "Its figure measures that choice, not the packing, so no share of fgd's gap to it is given.",
-                  format_percent(most_asked(report).cpu_pct, 0), format_percent(most_asked(report).memory_pct, 0))
+                  format_percent(asked.cpu_pct, 0), format_percent(asked.memory_pct, 0))
             : "";
     out += fmt::format(
         "<p class=\"note\">Offline ceiling: the same arrived pods, packed knowing them all in advance (largest "

@@ -298,10 +298,11 @@ json arrival_report_json(const ArrivalReport& report) {
   if (!report.offline_alloc_pct.empty()) {
     json runs = json::array();
     for (double pct : report.offline_alloc_pct) runs.push_back(percent(pct));
+    const ArrivedAsk asked = most_asked(report);
     offline = {{"alloc_at_100_pct", percent(mean(report.offline_alloc_pct))},
                {"runs", std::move(runs)},
-               {"arrived_cpu_pct", percent(most_asked(report).cpu_pct)},
-               {"arrived_memory_pct", percent(most_asked(report).memory_pct)},
+               {"arrived_cpu_pct", percent(asked.cpu_pct)},
+               {"arrived_memory_pct", percent(asked.memory_pct)},
                {"chooses_pods", offline_chooses_pods(report)}};
   }
   return {{"schema", kSimJsonSchema},
