@@ -4,7 +4,8 @@
 # arrived, the offline packing of the same pods, and the share of fgd's gap to it each policy closes.
 #   scripts/packing-generalisation.sh [--seeds N] [--policy LIST]
 #                                     [--set tuning|tuning-2|tuning-3|tuning-4|held-out-1|held-out-2|held-out-3|
-#                                            held-out-4|held-out-5|tuning-5|held-out-6|all]
+#                                            held-out-4|held-out-5|tuning-5|held-out-6|
+#                                            held-out-7|all]
 #                                     [--tie-break T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -106,6 +107,14 @@ held_out_6=(mix:base=gpushare40,seed=601 mix:base=gpushare40,multi-gpu=0.07,seed
           mix:base=gpushare100,portions=even,seed=607 mix:portions=even,gpu-spec=0.2,multi-gpu=0.05,seed=608
           mix:portions=250/500,seed=609 mix:base=gpushare60,portions=100/250/400/700,seed=610
           mix:sharing=0.6,portions=330/500/660,seed=611 mix:base=gpushare20,portions=120/240/480/960,seed=612)
+# Held out, seventh round: drawn after held-out-6 had been seen by a change not taken, and before
+# the next change was tried: the shapes still below half of fgd's gap (multi-GPU lists, lists drawn
+# from gpushare40) and their neighbours, with new seeds and shares.
+held_out_7=(mix:multi-gpu=0.07,seed=701 mix:multi-gpu=0.11,seed=702 mix:base=gpushare60,multi-gpu=0.07,seed=703
+          mix:base=gpushare40,multi-gpu=0.06,seed=704 mix:base=gpushare40,seed=705
+          mix:one-gpu=0.3,multi-gpu=0.09,seed=706 mix:multi-gpu=0.08,gpu-spec=0.2,seed=707
+          mix:base=gpushare80,multi-gpu=0.07,seed=708 mix:multi-gpu=0.05,sharing=0.5,seed=709
+          mix:base=gpushare20,multi-gpu=0.1,seed=710 mix:seed=711 mix:base=gpushare60,one-gpu=0.3,multi-gpu=0.06,seed=712)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -171,4 +180,5 @@ PY
 [[ $set_name == held-out-5 || $set_name == all ]] && run_set held-out-5 "${held_out_5[@]}"
 [[ $set_name == tuning-5 || $set_name == all ]] && run_set tuning-5 "${tuning_5[@]}"
 [[ $set_name == held-out-6 || $set_name == all ]] && run_set held-out-6 "${held_out_6[@]}"
+[[ $set_name == held-out-7 || $set_name == all ]] && run_set held-out-7 "${held_out_7[@]}"
 exit 0
