@@ -76,7 +76,7 @@ std::optional<NodeIndex> brute_force_choice(const ClusterState& cluster, Placeme
     const PlacementChoice choice = policy.score(cluster.view(node), pod);
     double score = choice.score;
     if (policy.has_cluster_term(pod))
-      score += policy.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), choice.device);
+      score += policy.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), choice);
     if (!best || score > best_score) {
       best = node;
       best_score = score;

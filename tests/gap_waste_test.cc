@@ -60,8 +60,8 @@ TEST(GapWaste, TesseraLeavesGapsTheCommonPortionsFill) {
   state.bind(state.add_pod(pod("p0", 1000, GpuRequest::portion(470))), Binding{0, {0}, 470});
   TesseraPolicy policy(WorkloadMix::from_pods(mostly_470_and_320()));
   const PodSpec next = pod("next", 1000, GpuRequest::portion(320));
-  const double on_gap = policy.cluster_term(state.view(0), next, state.gpu_supply(), 0);
-  const double on_idle = policy.cluster_term(state.view(1), next, state.gpu_supply(), 0);
+  const double on_gap = policy.cluster_term(state.view(0), next, state.gpu_supply(), PlacementChoice{.device = 0});
+  const double on_idle = policy.cluster_term(state.view(1), next, state.gpu_supply(), PlacementChoice{.device = 0});
   EXPECT_DOUBLE_EQ(on_gap, -TesseraPolicy::kSquaresWeight * 0 - TesseraPolicy::kGapWeight * 150);
   EXPECT_DOUBLE_EQ(on_idle, -TesseraPolicy::kSquaresWeight * 3 - TesseraPolicy::kGapWeight * 0);
   const auto binding = Placer(policy).find(state, next);
@@ -77,8 +77,9 @@ TEST(GapWaste, OffWhereCpuRunsOutBeforeTheGpus) {
   std::vector<PodSpec> population = mostly_470_and_320();
   for (int i = 0; i < 40; ++i) population.push_back(pod("cpu-only", 60000, GpuRequest::none()));
   TesseraPolicy policy(WorkloadMix::from_pods(population));
-  EXPECT_DOUBLE_EQ(
-      policy.cluster_term(state.view(0), pod("next", 1000, GpuRequest::portion(320)), state.gpu_supply(), 0), 0);
+  EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(0), pod("next", 1000, GpuRequest::portion(320)), state.gpu_supply(),
+                                       PlacementChoice{.device = 0}),
+                   0);
 }
 
 }  // namespace

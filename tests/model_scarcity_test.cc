@@ -112,8 +112,8 @@ TEST(ModelScarcity, AnUnconstrainedPodGoesToThePlentifulModelWhenScoresOtherwise
   const PodSpec next = pod("next", 4000, GpuRequest::whole(1));
   TesseraPolicy tessera_policy(WorkloadMix::from_pods(population));
   ASSERT_EQ(tessera_policy.score(state.view(0), next).score, tessera_policy.score(state.view(1), next).score);
-  EXPECT_LT(tessera_policy.cluster_term(state.view(0), next, state.gpu_supply(), -1), 0);
-  EXPECT_EQ(tessera_policy.cluster_term(state.view(1), next, state.gpu_supply(), -1), 0);
+  EXPECT_LT(tessera_policy.cluster_term(state.view(0), next, state.gpu_supply(), PlacementChoice{.device = -1}), 0);
+  EXPECT_EQ(tessera_policy.cluster_term(state.view(1), next, state.gpu_supply(), PlacementChoice{.device = -1}), 0);
   auto binding = Placer(tessera_policy).find(state, next);
   ASSERT_TRUE(binding.has_value());
   EXPECT_EQ(binding->node, 1);

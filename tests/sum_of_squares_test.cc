@@ -143,8 +143,8 @@ TEST(SumOfSquares, TheTermWithinASearchIsTheTermWorkedOutAfresh) {
     for (NodeIndex node = 0; node < state.node_count(); ++node) {
       for (int device : fraction_candidates(state.node_spec(node), state.node_state(node), next)) {
         fits.emplace_back(node, device);
-        ASSERT_EQ(searching.cluster_term(state.view(node), next, state.gpu_supply(), device),
-                  fresh.cluster_term(state.view(node), next, state.gpu_supply(), device))
+        ASSERT_EQ(searching.cluster_term(state.view(node), next, state.gpu_supply(), PlacementChoice{.device = device}),
+                  fresh.cluster_term(state.view(node), next, state.gpu_supply(), PlacementChoice{.device = device}))
             << "step " << step << " node " << node << " device " << device;
         ++compared;
       }
@@ -169,9 +169,9 @@ TEST(SumOfSquares, TesseraPrefersTheExactFit) {
   TesseraPolicy policy(WorkloadMix::from_pods(population));
   ASSERT_TRUE(policy.has_cluster_term());
   const PodSpec next = pod("next", 1000, GpuRequest::portion(300));
-  const double exact = policy.cluster_term(state.view(0), next, state.gpu_supply(), 0);
-  const double leaves_gap = policy.cluster_term(state.view(1), next, state.gpu_supply(), 0);
-  const double opens = policy.cluster_term(state.view(2), next, state.gpu_supply(), 0);
+  const double exact = policy.cluster_term(state.view(0), next, state.gpu_supply(), PlacementChoice{.device = 0});
+  const double leaves_gap = policy.cluster_term(state.view(1), next, state.gpu_supply(), PlacementChoice{.device = 0});
+  const double opens = policy.cluster_term(state.view(2), next, state.gpu_supply(), PlacementChoice{.device = 0});
   EXPECT_DOUBLE_EQ(exact, TesseraPolicy::kSquaresWeight * 1);   // closes the only 300-class gap
   EXPECT_DOUBLE_EQ(leaves_gap, 0);                              // one 500-class gap for one 200-class gap
   EXPECT_DOUBLE_EQ(opens, -TesseraPolicy::kSquaresWeight * 3);  // a second 500-class gap
@@ -179,7 +179,8 @@ TEST(SumOfSquares, TesseraPrefersTheExactFit) {
   ASSERT_TRUE(binding.has_value());
   EXPECT_EQ(binding->node, 0);
   // Whole-GPU pods leave the counts alone: no term for them.
-  EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(2), pod("whole", 1000, GpuRequest::whole(1)), state.gpu_supply(), -1),
+  EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(2), pod("whole", 1000, GpuRequest::whole(1)), state.gpu_supply(),
+                                       PlacementChoice{.device = -1}),
                    0);
 }
 
@@ -194,7 +195,7 @@ TEST(SumOfSquares, OffWhereCpuRunsOutBeforeTheGpus) {
   TesseraPolicy policy(WorkloadMix::from_pods(population));
   const PodSpec next = pod("next", 1000, GpuRequest::portion(300));
   for (NodeIndex node = 0; node < 3; ++node) {
-    EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(node), next, state.gpu_supply(), 0), 0);
+    EXPECT_DOUBLE_EQ(policy.cluster_term(state.view(node), next, state.gpu_supply(), PlacementChoice{.device = 0}), 0);
   }
 }
 
@@ -204,9 +205,10 @@ class RecordingPolicy final : public PlacementPolicy {
   explicit RecordingPolicy(PlacementPolicy& inner) : inner_(inner) {}
   std::string_view name() const override { return "recording"; }
   PlacementChoice score(const NodeView& node, const PodSpec& pod) override { return inner_.score(node, pod); }
-  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply, int device) override {
-    asked[node.index] = device;
-    return inner_.cluster_term(node, pod, supply, device);
+  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply,
+                      const PlacementChoice& choice) override {
+    asked[node.index] = choice.device;
+    return inner_.cluster_term(node, pod, supply, choice);
   }
   bool has_cluster_term() const override { return true; }
   std::map<NodeIndex, int> asked;
@@ -234,7 +236,7 @@ TEST(SumOfSquares, TheTermReadsTheDeviceTheScoreChose) {
                           static_cast<double>(sum_of_squares_change(
                               state.gpu_supply(), state.node_spec(0).gpus[0].model,
                               state.node_state(0).gpu_free_milli(choice.device), 300, GapClasses(classes)));
-  EXPECT_DOUBLE_EQ(tessera.cluster_term(state.view(0), next, state.gpu_supply(), choice.device), expected);
+  EXPECT_DOUBLE_EQ(tessera.cluster_term(state.view(0), next, state.gpu_supply(), choice), expected);
 
   RecordingPolicy recording(tessera);
   Placer placer(recording);

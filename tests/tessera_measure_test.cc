@@ -65,9 +65,11 @@ TEST(TesseraMeasure, CpuOnlyTypesCountNothing) {
 }
 
 // Random states of random nodes: the measure equals R + S over the node's renormalised types,
-// and the measure after a placement equals the measure of state_after.
+// the measure after a placement equals the measure of state_after, and each group size's growth
+// (TesseraMeasure::group_growth) equals the growth of R + S over the node's types of that size.
 TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
   std::mt19937_64 random(7);
+  int group_growths = 0;
   auto uniform = [&](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
   for (int trial = 0; trial < 300; ++trial) {
     const int gpus = uniform(1, 8);
@@ -87,6 +89,7 @@ TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
     for (const PodType& type : types) total += type.popularity;
     for (PodType& type : types) type.popularity /= total;
     TesseraMeasure measure(node, WorkloadMix(types));
+    const std::vector<int> sizes = TesseraMeasure::group_sizes(WorkloadMix(types));
 
     NodeState state = NodeState::empty(node);
     for (int device = 0; device < gpus; ++device) {
@@ -113,9 +116,24 @@ TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
             stranded_behind_resources(after, counted) + expected_stranded_capacity(node, after, counted);
         ASSERT_NEAR(measure.unusable_capacity_after(node, state, placed, device), expected, 1e-6)
             << "trial " << trial << ", device " << device;
+        const TesseraMeasure::GroupGrowth growth = measure.group_growth(node, state, placed, device);
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          std::vector<PodType> of_size;
+          for (const PodType& type_counted : counted.types()) {
+            if (type_counted.gpu.kind == GpuRequest::Kind::kWhole && type_counted.gpu.whole_gpus == sizes[i])
+              of_size.push_back(type_counted);
+          }
+          const WorkloadMix part(of_size);
+          const double part_growth =
+              stranded_behind_resources(after, part) + expected_stranded_capacity(node, after, part) -
+              stranded_behind_resources(state, part) - expected_stranded_capacity(node, state, part);
+          ASSERT_NEAR(growth[i], part_growth, 1e-6) << "trial " << trial << ", size " << sizes[i];
+          ++group_growths;
+        }
       }
     }
   }
+  EXPECT_GT(group_growths, 100);
 }
 
 // A third of the pods want a whole A100; the rest a half of any GPU. A half-GPU pod arrives: it

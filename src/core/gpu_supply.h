@@ -27,6 +27,26 @@ struct GpuSupply {
   // shares are counted in a few steps: a placement policy asks for every node group it scores.
   // Sized for the cluster's models; empty: none counted. Read through the functions below.
   std::vector<int32_t> partial_tree;
+  // How many GPU nodes have each number of idle devices (at [idle]): the whole groups of idle
+  // devices that pods of several GPUs need, cluster-wide.
+  std::vector<int32_t> nodes_by_idle;
+
+  // The devices in whole groups of `size` idle devices on one node, over the cluster.
+  int64_t idle_in_groups(int size) const {
+    int64_t devices = 0;
+    for (size_t idle = static_cast<size_t>(size); idle < nodes_by_idle.size(); ++idle)
+      devices += int64_t{nodes_by_idle[idle]} *
+                 static_cast<int64_t>(idle / static_cast<size_t>(size) * static_cast<size_t>(size));
+    return devices;
+  }
+  // Counts a GPU node whose idle devices went from `was` to `now`.
+  void move_idle(int was, int now) {
+    if (was == now) return;
+    const auto most = static_cast<size_t>(std::max(was, now));
+    if (most >= nodes_by_idle.size()) nodes_by_idle.resize(most + 1, 0);
+    --nodes_by_idle[static_cast<size_t>(was)];
+    ++nodes_by_idle[static_cast<size_t>(now)];
+  }
 
   // The model's devices with exactly `free_milli` free.
   int32_t partial_count(GpuModelId model, int free_milli) const {

@@ -47,6 +47,11 @@ ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
     }
     device_kind_.push_back(std::move(ordinals));
     totals_.gpu_capacity_milli += int64_t{node.gpu_count()} * kMilliPerGpu;
+    if (node.gpu_count() > 0) {
+      const auto idle = static_cast<size_t>(node.gpu_count());
+      if (idle >= supply_.nodes_by_idle.size()) supply_.nodes_by_idle.resize(idle + 1, 0);
+      ++supply_.nodes_by_idle[idle];
+    }
     for (const GpuDevice& device : node.gpus) {
       supply_.capacity_milli[device.model] += kMilliPerGpu;
       supply_.free_milli[device.model] += kMilliPerGpu;
@@ -139,11 +144,18 @@ void ClusterState::bind(PodId id, Binding binding) {
 void ClusterState::take_from_supply(const Binding& binding, int sign) {
   const NodeSpec& node = node_spec(binding.node);
   const NodeState& state = node_state(binding.node);  // already with the binding applied or released
+  int idle_change = 0;                                // the node's idle devices now, less those before
   for (int16_t device : binding.devices) {
     const GpuModelId model = node.gpus[static_cast<size_t>(device)].model;
     supply_.free_milli[model] -= sign * binding.milli_per_device;
     const int now_used = state.gpu_used_milli[static_cast<size_t>(device)];
-    supply_.move_partial(model, now_used - sign * binding.milli_per_device, now_used);
+    const int was_used = now_used - sign * binding.milli_per_device;
+    supply_.move_partial(model, was_used, now_used);
+    idle_change += (now_used == 0 ? 1 : 0) - (was_used == 0 ? 1 : 0);
+  }
+  if (idle_change != 0) {
+    const int idle_now = state.idle_devices();
+    supply_.move_idle(idle_now - idle_change, idle_now);
   }
   supply_.free_total_milli -= sign * binding.gpu_milli();
 }

@@ -103,6 +103,11 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
   GpuSupply supply;
   for (NodeIndex node = 0; node < nodes; ++node) {
     const NodeSpec& spec = cluster.node_spec(node);
+    if (!spec.gpus.empty()) {
+      const auto idle = static_cast<size_t>(recomputed[static_cast<size_t>(node)].idle_devices());
+      if (idle >= supply.nodes_by_idle.size()) supply.nodes_by_idle.resize(idle + 1, 0);
+      ++supply.nodes_by_idle[idle];
+    }
     for (size_t device = 0; device < spec.gpus.size(); ++device) {
       const int64_t free_milli = recomputed[static_cast<size_t>(node)].gpu_free_milli(static_cast<int>(device));
       supply.free_milli[spec.gpus[device].model] += free_milli;
@@ -114,6 +119,15 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
   if (kept.free_milli != supply.free_milli || kept.free_total_milli != supply.free_total_milli) {
     violations.push_back(fmt::format("free GPUs by model counted as {} milli in all, not {}", kept.free_total_milli,
                                      supply.free_total_milli));
+  }
+  // The GPU nodes by their idle devices (the placement policy's weight for multi-GPU types).
+  for (size_t idle = 0; idle < std::max(kept.nodes_by_idle.size(), supply.nodes_by_idle.size()); ++idle) {
+    const int32_t counted = idle < kept.nodes_by_idle.size() ? kept.nodes_by_idle[idle] : 0;
+    const int32_t found = idle < supply.nodes_by_idle.size() ? supply.nodes_by_idle[idle] : 0;
+    if (counted != found) {
+      violations.push_back(fmt::format("GPU nodes with {} idle devices counted as {}, not {}", idle, counted, found));
+      break;
+    }
   }
   // The devices with part of their share free, by model and free share (the placement policy's
   // sum-of-squares term reads them).

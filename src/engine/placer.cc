@@ -133,7 +133,7 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
       continue;
     }
     PlacementChoice choice = policy_.score(view, pod);
-    choice.score += cluster_term(cluster, node, pod, choice.device);
+    choice.score += cluster_term(cluster, node, pod, choice);
     if (takes_the_lead(choice.score, node, 1, best ? std::optional(best->score) : std::nullopt, best_node)) {
       best = choice;
       best_node = node;
@@ -143,8 +143,9 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
   return make_binding(cluster.view(best_node), pod, *best);
 }
 
-double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, int device) {
-  return cluster_term_ ? policy_.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), device) : 0;
+double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod,
+                            const PlacementChoice& choice) {
+  return cluster_term_ ? policy_.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), choice) : 0;
 }
 
 double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict) {
@@ -152,8 +153,10 @@ double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const P
   // The node may have left the group and come back with its devices in another order.
   const bool as_scored = node == verdict.scored_node && verdict.scored_device >= 0 &&
                          cluster.device_code(node, verdict.scored_device) == verdict.device_code;
-  const int device = as_scored ? verdict.scored_device : device_of(cluster, node, verdict.device_code);
-  return cluster_term(cluster, node, pod, device);
+  const int device = as_scored                 ? verdict.scored_device
+                     : verdict.device_code < 0 ? -1
+                                               : device_of(cluster, node, verdict.device_code);
+  return cluster_term(cluster, node, pod, PlacementChoice{verdict.score, device, verdict.parts});
 }
 
 int Placer::device_of(const ClusterState& cluster, NodeIndex node, int32_t device_code) {
@@ -188,6 +191,7 @@ const Placer::Verdict& Placer::verdict(const ClusterState& cluster, const NodeGr
       verdict.device_code = choice.device >= 0 ? cluster.device_code(group.representative, choice.device) : -1;
       verdict.scored_node = group.representative;
       verdict.scored_device = choice.device;
+      verdict.parts = choice.parts;
     }
   }
   return verdict;
@@ -268,6 +272,7 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
         found.device_code = choice.device >= 0 ? cluster.device_code(node, choice.device) : -1;
         found.scored_node = node;
         found.scored_device = choice.device;
+        found.parts = choice.parts;
       }
     }
     if (found.predicate != Predicate::kFits) {

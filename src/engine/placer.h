@@ -106,6 +106,7 @@ class Placer {
     // still has that code.
     NodeIndex scored_node = -1;
     int scored_device = -1;
+    std::array<float, kScoreParts> parts{};  // PlacementChoice::parts
   };
 
   // Clears the caches when they serve another cluster or grew too large.
@@ -131,7 +132,7 @@ class Placer {
 
   // The policy's cluster-wide term for the node (PlacementPolicy::cluster_term), never cached;
   // `device` the device the score chose there.
-  double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, int device);
+  double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const PlacementChoice& choice);
   double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict);
   // The node's device a verdict's device code stands for; -1 for none.
   static int device_of(const ClusterState& cluster, NodeIndex node, int32_t device_code);

@@ -3,6 +3,8 @@
 // and breaks ties by the lowest node index, so a policy is a pure scoring rule.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <memory>
 #include <string_view>
 
@@ -19,9 +21,16 @@ struct NodeView {
   const NodeState& state;
 };
 
+// How many parts of a score a policy may hand back for its cluster term to weigh (PlacementChoice::parts).
+inline constexpr size_t kScoreParts = 4;
+
 struct PlacementChoice {
   double score = 0;
   int device = -1;  // the device for a fractional pod; -1 otherwise
+  // Parts of the score's growth that the policy's cluster term weighs by what is left
+  // cluster-wide: the engine keeps them with the score in its per-state cache and hands them
+  // back, so the term need not look into the node's state again. Zero unless the policy says.
+  std::array<float, kScoreParts> parts{};
 };
 
 class PlacementPolicy {
@@ -34,10 +43,10 @@ class PlacementPolicy {
   // A term the engine adds to a node's score outside its per-state cache, asked afresh at every
   // placement: it may depend on the cluster's GPUs by model, which every placement anywhere
   // changes. Like the score, not on the node's index. 0 unless the policy weighs what is left
-  // cluster-wide (has_cluster_term; the engine skips the call otherwise). `device` is the device
-  // the score chose for a fraction on this node (PlacementChoice::device), -1 otherwise.
+  // cluster-wide (has_cluster_term; the engine skips the call otherwise). `choice` is what the
+  // score chose on this node: the device for a fraction (-1 otherwise) and the parts.
   virtual double cluster_term(const NodeView& /*node*/, const PodSpec& /*pod*/, const GpuSupply& /*supply*/,
-                              int /*device*/) {
+                              const PlacementChoice& /*choice*/) {
     return 0;
   }
   virtual bool has_cluster_term() const { return false; }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <utility>
 
 #include "policy/device_choice.h"
 #include "policy/usable_capacity.h"
@@ -15,6 +17,25 @@ double stranded_behind_resources(const NodeState& state, const WorkloadMix& mix)
     if (!type.request.fits_in(state.free)) expected += type.popularity * free_total;
   }
   return expected;
+}
+
+inline double TesseraMeasure::type_unusable(const CompactType& type, int64_t capacity, const Resources& free,
+                                            int64_t free_total) {
+  // R and S: every free GPU is lost to a type that no longer fits the CPU or memory.
+  if (!type.request.fits_in(free)) return type.popularity * 2 * static_cast<double>(free_total);
+  // What pods of the type alone could fill (S = free - usable): at most `capacity` by their GPUs,
+  // fewer where CPU or memory runs out first (checked by multiplying, as dividing for every
+  // type would cost more than the rest); nothing where no pod of it fits the devices, or it
+  // asks for no portion of a device (it fills none of them).
+  int64_t usable = 0;
+  if (capacity >= 0) {
+    const int64_t pods =
+        type.request.cpu_milli * capacity <= free.cpu_milli && type.request.memory_bytes * capacity <= free.memory_bytes
+            ? capacity
+            : std::min(capacity, pods_that_fit(free, type.request));
+    usable = pods * type.unit;
+  }
+  return type.popularity * static_cast<double>(free_total - std::min(usable, free_total));
 }
 
 bool TesseraMeasure::could_ever_run(const NodeSpec& node, const PodType& type) {
@@ -31,7 +52,24 @@ bool TesseraMeasure::could_ever_run(const NodeSpec& node, const PodType& type) {
   return type.gpu.kind == GpuRequest::Kind::kWhole ? allowed >= type.gpu.whole_gpus : one_fits;
 }
 
+std::vector<int> TesseraMeasure::group_sizes(const WorkloadMix& mix) {
+  std::map<int, double> demand;  // GPUs asked per pod of the mix, by size
+  for (const PodType& type : mix.types()) {
+    if (type.gpu.kind == GpuRequest::Kind::kWhole && type.gpu.whole_gpus > 1)
+      demand[type.gpu.whole_gpus] += type.popularity * type.gpu.whole_gpus;
+  }
+  std::vector<std::pair<int, double>> by_demand(demand.begin(), demand.end());
+  std::stable_sort(by_demand.begin(), by_demand.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (by_demand.size() > kMaxGroupSizes) by_demand.resize(kMaxGroupSizes);
+  std::vector<int> sizes;
+  for (const auto& [size, asked] : by_demand) sizes.push_back(size);
+  std::sort(sizes.begin(), sizes.end());
+  return sizes;
+}
+
 TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
+  const std::vector<int> sizes = group_sizes(mix);
   std::vector<PodType> types;
   double kept = 0;
   for (const PodType& type : mix.types()) {
@@ -58,10 +96,14 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
     }
     auto known = std::find(gpu_needs_.begin(), gpu_needs_.end(), need);
     if (known == gpu_needs_.end()) known = gpu_needs_.insert(gpu_needs_.end(), need);
+    const auto size = std::find(sizes.begin(), sizes.end(), need.whole_gpus);
+    const int group = need.whole_gpus > 1 && size != sizes.end() ? static_cast<int>(size - sizes.begin()) : -1;
+    if (group >= 0) group_types_.push_back(types_.size());
     types_.push_back({.request = type.request,
                       .gpu_need = static_cast<int>(known - gpu_needs_.begin()),
                       .unit = need.whole_gpus > 0 ? int64_t{need.whole_gpus} * kMilliPerGpu : need.need,
-                      .popularity = type.popularity});
+                      .popularity = type.popularity,
+                      .group = group});
   }
   // Past this many distinct needs the counts are not kept per state (a mix of the trace has a few
   // dozen); the general definitions serve such a node instead.
@@ -69,6 +111,7 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
     uniform_devices_ = false;
     types_.clear();
     gpu_needs_.clear();
+    group_types_.clear();
   }
 }
 
@@ -137,34 +180,48 @@ int64_t TesseraMeasure::gpu_capacity(const GpuNeed& need, const Summary& summary
 }
 
 double TesseraMeasure::unusable_capacity(const Summary& summary) const {
-  const int64_t free_total = summary.free_total;
-  if (free_total == 0) return 0;
+  if (summary.free_total == 0) return 0;
   std::array<int64_t, kMaxGpuNeeds> capacity;  // per GPU need: pods the devices hold, or -1
   for (size_t i = 0; i < gpu_needs_.size(); ++i) capacity[i] = gpu_capacity(gpu_needs_[i], summary);
-  const auto all_free = static_cast<double>(free_total);
-  const Resources& free = summary.free;
   double expected = 0;
-  for (const CompactType& type : types_) {
-    if (!type.request.fits_in(free)) {
-      expected += type.popularity * 2 * all_free;  // R and S: every free GPU is lost to it
-      continue;
-    }
-    // What pods of the type alone could fill (S = free - usable): at most `cap` by their GPUs,
-    // fewer where CPU or memory runs out first (checked by multiplying, as dividing for every
-    // type would cost more than the rest); nothing where no pod of it fits the devices, or it
-    // asks for no portion of a device (it fills none of them).
-    const int64_t cap = capacity[static_cast<size_t>(type.gpu_need)];
-    int64_t usable = 0;
-    if (cap >= 0) {
-      const int64_t pods =
-          type.request.cpu_milli * cap <= free.cpu_milli && type.request.memory_bytes * cap <= free.memory_bytes
-              ? cap
-              : std::min(cap, pods_that_fit(free, type.request));
-      usable = pods * type.unit;
-    }
-    expected += type.popularity * static_cast<double>(free_total - std::min(usable, free_total));
-  }
+  for (const CompactType& type : types_)
+    expected += type_unusable(type, capacity[static_cast<size_t>(type.gpu_need)], summary.free, summary.free_total);
   return expected;
+}
+
+TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NodeSpec& node, const NodeState& state,
+                                                         const PodSpec& pod, int device) const {
+  GroupGrowth growth{};
+  if (!uniform_devices_ || group_types_.empty() || node.gpus.empty()) return growth;
+  // A type of several whole GPUs reads only the idle devices, the free total and the free CPU
+  // and memory: no summary of the devices' free shares is needed.
+  int idle = 0;
+  int64_t free_total = 0;
+  for (int i = 0; i < node.gpu_count(); ++i) {
+    idle += state.device_is_idle(i) ? 1 : 0;
+    free_total += state.gpu_free_milli(i);
+  }
+  int idle_after = idle;
+  int64_t free_total_after = free_total;
+  if (pod.gpu.kind == GpuRequest::Kind::kWhole) {
+    idle_after -= pod.gpu.whole_gpus;
+    free_total_after -= int64_t{pod.gpu.whole_gpus} * kMilliPerGpu;
+  } else if (pod.gpu.is_fractional() && device >= 0) {
+    idle_after -= state.device_is_idle(device) ? 1 : 0;
+    free_total_after -= pod.gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
+  }
+  const Resources free_after = state.free - pod.request;
+  for (size_t index : group_types_) {
+    const CompactType& type = types_[index];
+    const int size = gpu_needs_[static_cast<size_t>(type.gpu_need)].whole_gpus;
+    const double was =
+        free_total == 0 ? 0 : type_unusable(type, idle >= size ? idle / size : -1, state.free, free_total);
+    const double now = free_total_after == 0 ? 0
+                                             : type_unusable(type, idle_after >= size ? idle_after / size : -1,
+                                                             free_after, free_total_after);
+    growth[static_cast<size_t>(type.group)] += now - was;
+  }
+  return growth;
 }
 
 }  // namespace tessera

@@ -25,6 +25,7 @@
 
 #include "core/node.h"
 #include "core/node_state.h"
+#include "policy/placement_policy.h"
 #include "policy/workload_mix.h"
 
 namespace tessera {
@@ -42,6 +43,17 @@ class TesseraMeasure {
   double unusable_capacity_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) const;
   const WorkloadMix& mix() const { return mix_; }  // the node's GPU types, as shares of its types
   bool uniform_devices() const { return uniform_devices_; }
+
+  // The sizes of the mix's whole-GPU types of more than one GPU, ascending: the parts of T the
+  // tessera policy weighs by the idle groups left cluster-wide (tessera_policy.h). At most
+  // kMaxGroupSizes, those the mix asks the most GPUs of; the others count at full weight.
+  static constexpr size_t kMaxGroupSizes = kScoreParts - 1;
+  static std::vector<int> group_sizes(const WorkloadMix& mix);
+  // Per group size (by its index in group_sizes of the mix the measure was built from): how much
+  // the part of T of the types of that size grows when `pod` is placed (on `device` for a
+  // fraction). Zeros on a node of unlike devices, which the general definitions serve.
+  using GroupGrowth = std::array<double, kMaxGroupSizes>;
+  GroupGrowth group_growth(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) const;
 
   // Whether a pod of `type` could run on an empty node like `node` (CPU, memory, GPU models,
   // GPU count, a device large enough).
@@ -61,6 +73,7 @@ class TesseraMeasure {
     int gpu_need = 0;  // index into gpu_needs_
     int64_t unit = 0;  // milli one pod fills: whole_gpus devices, or its portion
     double popularity = 0;
+    int group = -1;  // index of its size in group_sizes; -1: not a whole-GPU type of several GPUs
   };
 
   static constexpr size_t kMaxUniformDevices = 64;
@@ -82,11 +95,17 @@ class TesseraMeasure {
   // need is counted by (whole pods of whole_gpus devices, or portions); -1: none fits, or it asks
   // no portion of a device.
   static int64_t gpu_capacity(const GpuNeed& need, const Summary& summary);
+  // The type's part of T in a state with `free` CPU and memory and `free_total` milli-GPU free,
+  // given how many of its pods the devices hold (`capacity`, as gpu_capacity counts them).
+  // Inline: the measure's inner loop runs it for every type of every state it scores.
+  static inline double type_unusable(const CompactType& type, int64_t capacity, const Resources& free,
+                                     int64_t free_total);
 
   WorkloadMix mix_;
   bool uniform_devices_ = false;  // every device of the node the same model and memory
   std::vector<CompactType> types_;
   std::vector<GpuNeed> gpu_needs_;  // distinct, in the order of the types that first ask them
+  std::vector<size_t> group_types_;  // the types with a group size, by index into types_
 };
 
 }  // namespace tessera

@@ -20,6 +20,15 @@ TesseraPolicy::TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)), scarcity_(
   share_sizes.erase(std::unique(share_sizes.begin(), share_sizes.end()), share_sizes.end());
   gap_classes_ = GapClasses(share_sizes);
   cpu_per_gpu_milli_ = gpu_milli > 0 ? cpu_milli / gpu_milli : 0;
+  group_sizes_ = TesseraMeasure::group_sizes(mix_);
+  group_demand_share_.assign(group_sizes_.size(), 0);
+  for (const PodType& type : mix_.types()) {
+    if (type.gpu.kind != GpuRequest::Kind::kWhole || gpu_milli <= 0) continue;
+    const auto size = std::find(group_sizes_.begin(), group_sizes_.end(), type.gpu.whole_gpus);
+    if (size == group_sizes_.end()) continue;
+    group_demand_share_[static_cast<size_t>(size - group_sizes_.begin())] +=
+        type.popularity * static_cast<double>(type.gpu.nominal_milli()) / gpu_milli;
+  }
 }
 
 const TesseraMeasure& TesseraPolicy::measure_for(const NodeSpec& node) const {
@@ -80,15 +89,28 @@ PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
   const TesseraMeasure& measure = measure_for(node.spec);
   const double before = unusable_before(measure, node.spec, node.state);
   if (!pod.gpu.is_fractional()) {
-    return {quantised(before - measure.unusable_capacity_after(node.spec, node.state, pod, -1)), -1};
+    const double raw = before - measure.unusable_capacity_after(node.spec, node.state, pod, -1);
+    PlacementChoice choice{quantised(raw), -1};
+    set_group_parts(measure, node, pod, raw, choice);
+    return choice;
   }
   PlacementChoice best{0, -1};
   for (int device : fraction_candidates(node.spec, node.state, pod)) {
     const double growth = measure.unusable_capacity_after(node.spec, node.state, pod, device) - before;
     if (best.device < 0 || -growth > best.score) best = {-growth, device};
   }
-  best.score = quantised(best.score);
+  const double raw = best.score;
+  best.score = quantised(raw);
+  set_group_parts(measure, node, pod, raw, best);
   return best;
+}
+
+void TesseraPolicy::set_group_parts(const TesseraMeasure& measure, const NodeView& node, const PodSpec& pod, double raw,
+                                    PlacementChoice& choice) const {
+  if (group_sizes_.empty() || !pod.gpu.wants_gpu() || (pod.gpu.is_fractional() && choice.device < 0)) return;
+  const TesseraMeasure::GroupGrowth growth = measure.group_growth(node.spec, node.state, pod, choice.device);
+  for (size_t i = 0; i < group_sizes_.size(); ++i) choice.parts[i] = static_cast<float>(growth[i]);
+  choice.parts[kRawScorePart] = static_cast<float>(raw);
 }
 
 bool TesseraPolicy::gpus_run_out_first(const GpuSupply& supply) {
@@ -101,8 +123,38 @@ bool TesseraPolicy::gpus_run_out_first(const GpuSupply& supply) {
   return *gpus_run_out_first_;
 }
 
-double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply, int device) {
-  const double term = -scarcity_.cost(node.spec, node.state, pod, supply);
+double TesseraPolicy::idle_group_term(const PodSpec& pod, const GpuSupply& supply, const PlacementChoice& choice) {
+  if (group_sizes_.empty() || !pod.gpu.wants_gpu()) return 0;
+  if (std::all_of(choice.parts.begin(), choice.parts.begin() + static_cast<std::ptrdiff_t>(group_sizes_.size()),
+                  [](float part) { return part == 0; }))
+    return 0;
+  const SparedGroups& spared = spared_groups(supply);
+  if (!spared.any) return 0;
+  double change = 0;
+  for (size_t i = 0; i < group_sizes_.size(); ++i) change += spared.spared[i] * choice.parts[i];
+  if (change == 0) return 0;
+  // The score with the weights, rounded once as the score is, less the score as cached.
+  return quantised(choice.parts[kRawScorePart] + change) - choice.score;
+}
+
+const TesseraPolicy::SparedGroups& TesseraPolicy::spared_groups(const GpuSupply& supply) {
+  if (in_search_ && spared_groups_.search == search_) return spared_groups_;
+  spared_groups_ = {in_search_ ? search_ : 0, {}, false};
+  const auto free_gpus = static_cast<double>(supply.free_total_milli) / kMilliPerGpu;
+  for (size_t i = 0; i < group_sizes_.size(); ++i) {
+    const auto in_groups = static_cast<double>(supply.idle_in_groups(group_sizes_[i]));
+    if (in_groups <= 0) continue;
+    spared_groups_.spared[i] = 1 - std::min(1.0, group_demand_share_[i] * free_gpus / in_groups);
+    spared_groups_.any = spared_groups_.any || spared_groups_.spared[i] > 0;
+  }
+  return spared_groups_;
+}
+
+double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply,
+                                   const PlacementChoice& choice) {
+  const int device = choice.device;
+  if (device < 0 && !scarcity_.any_constrained()) return idle_group_term(pod, supply, choice);
+  const double term = -scarcity_.cost(node.spec, node.state, pod, supply) + idle_group_term(pod, supply, choice);
   if (!pod.gpu.is_fractional() || device < 0 || !gpus_run_out_first(supply)) return term;
   const GpuDevice& chosen = node.spec.gpus[static_cast<size_t>(device)];
   const int share = pod.gpu.milli_on_device(chosen.memory_bytes);

@@ -23,7 +23,10 @@
 // some pod can fill is kept few and a fraction goes where its class closes or is rare. A third
 // such term, weighted to decide first where it differs, charges a fraction the part of the
 // device's gap it leaves that the mix's common portions cannot fill (gap_waste.h), so that gaps are
-// left of sizes that can close.
+// left of sizes that can close. And the measure's part for the types of several whole GPUs counts
+// at full weight only once the idle groups they need are no more than their share of the demand
+// asks for: the engine keeps the nodes by idle devices, and the score hands back each size's
+// growth for the cluster-wide term to reweigh (idle_group_term).
 #pragma once
 
 #include <array>
@@ -62,11 +65,16 @@ class TesseraPolicy final : public PlacementPolicy {
   // terms weigh expectations): on the shared-GPU tuning lists 6, 10 and 20 read within 0.1
   // points of each other, 40 and 100 a little less; docs/policies.md has the figures.
   static constexpr double kGapWeight = 20;
-  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply, int device) override;
-  bool has_cluster_term() const override { return has_fractions_ || scarcity_.any_constrained(); }
-  // Only a fraction has the gap terms, and only a GPU pod a cost of the GPU model it takes.
+  double cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply,
+                      const PlacementChoice& choice) override;
+  bool has_cluster_term() const override {
+    return has_fractions_ || scarcity_.any_constrained() || !group_sizes_.empty();
+  }
+  // Only a fraction has the gap terms, and only a GPU pod a cost of the GPU model it takes and a
+  // weight of the idle groups it breaks.
   bool has_cluster_term(const PodSpec& pod) const override {
-    return (has_fractions_ && pod.gpu.is_fractional()) || (scarcity_.any_constrained() && pod.gpu.wants_gpu());
+    return (has_fractions_ && pod.gpu.is_fractional()) ||
+           ((scarcity_.any_constrained() || !group_sizes_.empty()) && pod.gpu.wants_gpu());
   }
   void search_begins() override {
     ++search_;
@@ -96,6 +104,21 @@ class TesseraPolicy final : public PlacementPolicy {
   // first, the gaps left on GPUs are not what limits the packing, and the sum-of-squares term is
   // off (worked out on the first call: an instance serves one cluster).
   bool gpus_run_out_first(const GpuSupply& supply);
+  // The measure counts each type of n > 1 GPUs at its full share, as if the idle groups of n
+  // devices left were all its pods will need. Where more are left than that, the part of T of
+  // size n is worth less: weighted by w_n = min(1, c_n * F / A_n) (c_n: the share of the mix's
+  // GPU demand from types of n GPUs; F: the cluster's free GPUs; A_n: the devices in whole groups
+  // of n idle ones). This is the score's change for it, (1 - w_n) times each part's growth,
+  // added to the score before it is rounded (so the term is the rounded score with the weights
+  // less the score as cached); 0 where every weight is 1. The growths and the score before
+  // rounding are the score's parts (PlacementChoice::parts), worked out with it and cached with it.
+  double idle_group_term(const PodSpec& pod, const GpuSupply& supply, const PlacementChoice& choice);
+  // The last part: the score before rounding; the others: one per group size.
+  static constexpr size_t kRawScorePart = kScoreParts - 1;
+  // Into the choice's parts: the growth of each group size's part of T (TesseraMeasure::group_growth)
+  // and the score before rounding, `raw`.
+  void set_group_parts(const TesseraMeasure& measure, const NodeView& node, const PodSpec& pod, double raw,
+                       PlacementChoice& choice) const;
 
   WorkloadMix mix_;
   ModelScarcity scarcity_;
@@ -103,6 +126,16 @@ class TesseraPolicy final : public PlacementPolicy {
   bool has_fractions_ = false;    // whether any type of the mix asks for a fraction
   GapClasses gap_classes_;        // from each of the mix's portions to the next
   double cpu_per_gpu_milli_ = 0;  // the mix's CPU asked per milli-GPU asked
+  std::vector<int> group_sizes_;  // TesseraMeasure::group_sizes of the mix
+  std::vector<double> group_demand_share_;  // per group size: c_n
+  // Per group size, 1 - w_n, kept for the search under way (the cluster does not change in it).
+  struct SparedGroups {
+    uint64_t search = 0;  // the search they were worked out in; 0: none
+    std::array<double, TesseraMeasure::kMaxGroupSizes> spared{};
+    bool any = false;  // some weight below 1
+  };
+  SparedGroups spared_groups_;
+  const SparedGroups& spared_groups(const GpuSupply& supply);
   std::optional<bool> gpus_run_out_first_;
   // The fraction's two cluster-wide changes on a device of a model with a free share, kept for
   // the search under way (they depend on nothing else while the pod and the cluster stay): a
