@@ -131,7 +131,7 @@ class Placer {
   bool place_each(Statement& statement, std::span<const PodId> pods, FailureSummary* why, Find&& find);
 
   // The policy's cluster-wide term for the node (PlacementPolicy::cluster_term), never cached;
-  // `device` the device the score chose there.
+  // `choice` what the score chose there: its device and parts.
   double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const PlacementChoice& choice);
   double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict);
   // The node's device a verdict's device code stands for; -1 for none.
