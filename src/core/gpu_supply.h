@@ -39,13 +39,16 @@ struct GpuSupply {
                  static_cast<int64_t>(idle / static_cast<size_t>(size) * static_cast<size_t>(size));
     return devices;
   }
+  // Counts a GPU node with `idle` idle devices in (`change` 1) or out (-1).
+  void count_idle(int idle, int32_t change) {
+    const auto at = static_cast<size_t>(idle);
+    if (at >= nodes_by_idle.size()) nodes_by_idle.resize(at + 1, 0);
+    nodes_by_idle[at] += change;
+  }
   // Counts a GPU node whose idle devices went from `was` to `now`.
   void move_idle(int was, int now) {
-    if (was == now) return;
-    const auto most = static_cast<size_t>(std::max(was, now));
-    if (most >= nodes_by_idle.size()) nodes_by_idle.resize(most + 1, 0);
-    --nodes_by_idle[static_cast<size_t>(was)];
-    ++nodes_by_idle[static_cast<size_t>(now)];
+    count_idle(was, -1);
+    count_idle(now, 1);
   }
 
   // The model's devices with exactly `free_milli` free.

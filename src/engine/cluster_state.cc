@@ -47,11 +47,7 @@ ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
     }
     device_kind_.push_back(std::move(ordinals));
     totals_.gpu_capacity_milli += int64_t{node.gpu_count()} * kMilliPerGpu;
-    if (node.gpu_count() > 0) {
-      const auto idle = static_cast<size_t>(node.gpu_count());
-      if (idle >= supply_.nodes_by_idle.size()) supply_.nodes_by_idle.resize(idle + 1, 0);
-      ++supply_.nodes_by_idle[idle];
-    }
+    if (node.gpu_count() > 0) supply_.count_idle(node.gpu_count(), 1);
     for (const GpuDevice& device : node.gpus) {
       supply_.capacity_milli[device.model] += kMilliPerGpu;
       supply_.free_milli[device.model] += kMilliPerGpu;

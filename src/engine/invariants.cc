@@ -103,11 +103,7 @@ std::vector<std::string> check_invariants(const ClusterState& cluster) {
   GpuSupply supply;
   for (NodeIndex node = 0; node < nodes; ++node) {
     const NodeSpec& spec = cluster.node_spec(node);
-    if (!spec.gpus.empty()) {
-      const auto idle = static_cast<size_t>(recomputed[static_cast<size_t>(node)].idle_devices());
-      if (idle >= supply.nodes_by_idle.size()) supply.nodes_by_idle.resize(idle + 1, 0);
-      ++supply.nodes_by_idle[idle];
-    }
+    if (!spec.gpus.empty()) supply.count_idle(recomputed[static_cast<size_t>(node)].idle_devices(), 1);
     for (size_t device = 0; device < spec.gpus.size(); ++device) {
       const int64_t free_milli = recomputed[static_cast<size_t>(node)].gpu_free_milli(static_cast<int>(device));
       supply.free_milli[spec.gpus[device].model] += free_milli;

@@ -153,9 +153,7 @@ double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const P
   // The node may have left the group and come back with its devices in another order.
   const bool as_scored = node == verdict.scored_node && verdict.scored_device >= 0 &&
                          cluster.device_code(node, verdict.scored_device) == verdict.device_code;
-  const int device = as_scored                 ? verdict.scored_device
-                     : verdict.device_code < 0 ? -1
-                                               : device_of(cluster, node, verdict.device_code);
+  const int device = as_scored ? verdict.scored_device : device_of(cluster, node, verdict.device_code);
   return cluster_term(cluster, node, pod, PlacementChoice{verdict.score, device, verdict.parts});
 }
 

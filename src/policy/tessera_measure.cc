@@ -192,15 +192,11 @@ double TesseraMeasure::unusable_capacity(const Summary& summary) const {
 TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NodeSpec& node, const NodeState& state,
                                                          const PodSpec& pod, int device) const {
   GroupGrowth growth{};
-  if (!uniform_devices_ || group_types_.empty() || node.gpus.empty()) return growth;
+  if (!uniform_devices_ || group_types_.empty()) return growth;
   // A type of several whole GPUs reads only the idle devices, the free total and the free CPU
   // and memory: no summary of the devices' free shares is needed.
-  int idle = 0;
-  int64_t free_total = 0;
-  for (int i = 0; i < node.gpu_count(); ++i) {
-    idle += state.device_is_idle(i) ? 1 : 0;
-    free_total += state.gpu_free_milli(i);
-  }
+  const int idle = state.idle_devices();
+  const int64_t free_total = state.gpu_free_total();
   int idle_after = idle;
   int64_t free_total_after = free_total;
   if (pod.gpu.kind == GpuRequest::Kind::kWhole) {

@@ -153,7 +153,6 @@ const TesseraPolicy::SparedGroups& TesseraPolicy::spared_groups(const GpuSupply&
 double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply,
                                    const PlacementChoice& choice) {
   const int device = choice.device;
-  if (device < 0 && !scarcity_.any_constrained()) return idle_group_term(pod, supply, choice);
   const double term = -scarcity_.cost(node.spec, node.state, pod, supply) + idle_group_term(pod, supply, choice);
   if (!pod.gpu.is_fractional() || device < 0 || !gpus_run_out_first(supply)) return term;
   const GpuDevice& chosen = node.spec.gpus[static_cast<size_t>(device)];
