@@ -5,7 +5,7 @@
 #   scripts/packing-generalisation.sh [--seeds N] [--policy LIST]
 #                                     [--set tuning|tuning-2|tuning-3|tuning-4|held-out-1|held-out-2|held-out-3|
 #                                            held-out-4|held-out-5|tuning-5|held-out-6|
-#                                            held-out-7|all]
+#                                            held-out-7|held-out-8|all]
 #                                     [--tie-break T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -115,6 +115,15 @@ held_out_7=(mix:multi-gpu=0.07,seed=701 mix:multi-gpu=0.11,seed=702 mix:base=gpu
           mix:one-gpu=0.3,multi-gpu=0.09,seed=706 mix:multi-gpu=0.08,gpu-spec=0.2,seed=707
           mix:base=gpushare80,multi-gpu=0.07,seed=708 mix:multi-gpu=0.05,sharing=0.5,seed=709
           mix:base=gpushare20,multi-gpu=0.1,seed=710 mix:seed=711 mix:base=gpushare60,one-gpu=0.3,multi-gpu=0.06,seed=712)
+# Held out, eighth round: drawn after held-out-7 had been seen by the idle-group weight, and before
+# the next change was tried: held-out-7's list behind fgd (a fifth of the GPU pods sharing, a tenth
+# asking for 2-8 GPUs) with new seeds and shares, and the other shapes still below half of fgd's gap.
+held_out_8=(mix:base=gpushare20,multi-gpu=0.1,seed=801 mix:base=gpushare20,multi-gpu=0.08,seed=802
+          mix:base=gpushare20,multi-gpu=0.12,seed=803 mix:base=gpushare20,multi-gpu=0.06,gpu-spec=0.15,seed=804
+          mix:multi-gpu=0.1,seed=805 mix:base=gpushare40,multi-gpu=0.08,seed=806
+          mix:base=gpushare40,portions=even,seed=807 mix:base=gpushare40,seed=808
+          mix:base=gpushare60,multi-gpu=0.09,seed=809 mix:one-gpu=0.3,multi-gpu=0.1,seed=810
+          mix:base=gpushare80,multi-gpu=0.1,seed=811 mix:base=gpushare20,multi-gpu=0.1,cpu-only=0.2,seed=812)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -181,4 +190,5 @@ PY
 [[ $set_name == tuning-5 || $set_name == all ]] && run_set tuning-5 "${tuning_5[@]}"
 [[ $set_name == held-out-6 || $set_name == all ]] && run_set held-out-6 "${held_out_6[@]}"
 [[ $set_name == held-out-7 || $set_name == all ]] && run_set held-out-7 "${held_out_7[@]}"
+[[ $set_name == held-out-8 || $set_name == all ]] && run_set held-out-8 "${held_out_8[@]}"
 exit 0
