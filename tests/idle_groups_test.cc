@@ -110,7 +110,8 @@ TEST(IdleGroups, TheTermGivesBackTheGrowthOfIdleGroupsBeyondWhatTheirPodsNeed) {
   // Without multi-GPU pods in the mix there is no such term.
   const std::vector<PodSpec> single_gpu = {population[0]};
   TesseraPolicy single(WorkloadMix::from_pods(single_gpu));
-  EXPECT_FALSE(single.has_cluster_term(next));
+  EXPECT_EQ(single.cluster_term(state.view(0), next, state.gpu_supply(), on_idle), 0);
+  EXPECT_FALSE(single.has_cluster_term(next));  // nor, with this cluster, one for pods held to models
 }
 
 }  // namespace

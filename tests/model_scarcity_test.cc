@@ -74,10 +74,69 @@ TEST(ModelScarcity, WithoutConstrainedPodsNothingCosts) {
   auto cluster = two_models(a100, t4);
   ClusterState state(cluster);
   ModelScarcity scarcity(WorkloadMix::from_pods(std::vector<PodSpec>{pod("any", 1000, GpuRequest::whole(1))}));
-  EXPECT_FALSE(scarcity.any_constrained());
   EXPECT_EQ(
       scarcity.cost(cluster->nodes[0], state.node_state(0), pod("p", 1000, GpuRequest::whole(2)), state.gpu_supply()),
       0);
+  EXPECT_FALSE(scarcity.any_constrained());  // known once the cluster's nodes are seen
+}
+
+// Node 0 of model G3 with 128 cores; nodes 1 and 2 of model G2 with 96; eight GPUs each.
+std::shared_ptr<ClusterSpec> large_and_common_nodes(GpuModelId& g3, GpuModelId& g2) {
+  auto cluster = uniform_cluster(3, 8, 96000);
+  g3 = *cluster->models.intern("G3");
+  g2 = *cluster->models.intern("G2");
+  cluster->nodes[0].allocatable.cpu_milli = 128000;
+  cluster->nodes[0].gpus.assign(8, GpuDevice{g3, 80 * kGiB});
+  for (size_t node : {1, 2}) cluster->nodes[node].gpus.assign(8, GpuDevice{g2, 80 * kGiB});
+  return cluster;
+}
+
+TEST(ModelScarcity, TheSupplyListsEachShapeOfGpuNodeOnce) {
+  GpuModelId g3 = 0, g2 = 0;
+  auto cluster = large_and_common_nodes(g3, g2);
+  ClusterState state(cluster);
+  const std::vector<GpuSupply::NodeShape>& shapes = state.gpu_supply().node_shapes;
+  ASSERT_EQ(shapes.size(), 2U);
+  EXPECT_EQ(shapes[0], (GpuSupply::NodeShape{g3, 8, {128000, 256 * kGiB}}));
+  EXPECT_EQ(shapes[1], (GpuSupply::NodeShape{g2, 8, {96000, 256 * kGiB}}));
+}
+
+// A pod that asks for more CPU than nodes of its GPU count mostly have can run only on the larger
+// ones: it counts as constrained to their model, as if it had named it.
+TEST(ModelScarcity, APodTooLargeForMostNodesOfItsGpuCountIsConstrainedToTheLargerNodesModel) {
+  GpuModelId g3 = 0, g2 = 0;
+  auto cluster = large_and_common_nodes(g3, g2);
+  ClusterState state(cluster);
+  const PodSpec small = pod("small", 2000, GpuRequest::whole(1));
+  const PodSpec wide = pod("wide", 100000, GpuRequest::whole(8));
+  ModelScarcity scarcity(WorkloadMix::from_pods(std::vector<PodSpec>{small, wide}));
+  EXPECT_GT(scarcity.constrained_share(g3, state.gpu_supply()), 0.8);  // 8 of the 9 GPUs asked for per pair
+  EXPECT_EQ(scarcity.constrained_share(g2, state.gpu_supply()), 0);
+  EXPECT_TRUE(scarcity.any_constrained());
+  EXPECT_GT(scarcity.cost(cluster->nodes[0], state.node_state(0), small, state.gpu_supply()), 0);
+  EXPECT_EQ(scarcity.cost(cluster->nodes[1], state.node_state(1), small, state.gpu_supply()), 0);
+
+  // The small pod leaves the large node to the pod that can run nowhere else.
+  TesseraPolicy tessera_policy(WorkloadMix::from_pods(std::vector<PodSpec>{small, wide}));
+  ASSERT_TRUE(Placer(tessera_policy).find(state, small).has_value());
+  EXPECT_NE(Placer(tessera_policy).find(state, small)->node, 0);
+
+  // An eight-GPU pod every node can hold constrains nothing; nor does one no node can hold; nor
+  // one so large that, filling the GPUs, the mix would run out of CPU first (CPU decides then).
+  for (int64_t cpu_milli : {90000, 200000, 120000}) {
+    ModelScarcity fits_all(
+        WorkloadMix::from_pods(std::vector<PodSpec>{small, pod("big", cpu_milli, GpuRequest::whole(8))}));
+    EXPECT_EQ(fits_all.cost(cluster->nodes[0], state.node_state(0), small, state.gpu_supply()), 0) << cpu_milli;
+    EXPECT_FALSE(fits_all.any_constrained()) << cpu_milli;
+  }
+
+  // Where the nodes that can take it hold most of the GPUs, it is not held to their model either.
+  cluster->nodes[1].allocatable.cpu_milli = 128000;
+  cluster->nodes[1].gpus.assign(8, GpuDevice{g3, 80 * kGiB});
+  ClusterState mostly_large(cluster);
+  ModelScarcity most(WorkloadMix::from_pods(std::vector<PodSpec>{small, wide}));
+  EXPECT_EQ(most.cost(cluster->nodes[0], mostly_large.node_state(0), small, mostly_large.gpu_supply()), 0);
+  EXPECT_FALSE(most.any_constrained());
 }
 
 TEST(ModelScarcity, ClusterStateKeepsTheSupplyInStepWithBindings) {

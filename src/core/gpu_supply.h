@@ -10,6 +10,7 @@
 
 #include "core/gpu_model.h"
 #include "core/gpu_request.h"
+#include "core/resources.h"
 
 namespace tessera {
 
@@ -27,6 +28,20 @@ struct GpuSupply {
   // shares are counted in a few steps: a placement policy asks for every node group it scores.
   // Sized for the cluster's models; empty: none counted. Read through the functions below.
   std::vector<int32_t> partial_tree;
+  // The cluster's GPU nodes by shape, each shape once: which models have nodes large enough
+  // for a pod at all (a pod asking for more CPU or memory than most nodes of its GPU count have
+  // can run only on the larger ones, as if it named their model).
+  struct NodeShape {
+    GpuModelId model = 0;
+    int gpus = 0;
+    Resources allocatable;
+    friend bool operator==(const NodeShape&, const NodeShape&) = default;
+  };
+  std::vector<NodeShape> node_shapes;
+  void count_shape(const NodeShape& shape) {
+    if (std::find(node_shapes.begin(), node_shapes.end(), shape) == node_shapes.end()) node_shapes.push_back(shape);
+  }
+
   // How many GPU nodes have each number of idle devices (at [idle]): the whole groups of idle
   // devices that pods of several GPUs need, cluster-wide.
   std::vector<int32_t> nodes_by_idle;
@@ -49,6 +64,14 @@ struct GpuSupply {
   void move_idle(int was, int now) {
     count_idle(was, -1);
     count_idle(now, 1);
+  }
+
+  // Whether a workload asking `cpu_per_gpu_milli` of CPU per milli-GPU, filling the cluster's GPUs,
+  // asks for no more than its CPU: where CPU runs out first, it decides which pods fail.
+  bool gpus_run_out_first(double cpu_per_gpu_milli) const {
+    int64_t gpu_capacity = 0;
+    for (int64_t milli : capacity_milli) gpu_capacity += milli;
+    return cpu_per_gpu_milli * static_cast<double>(gpu_capacity) <= static_cast<double>(cpu_capacity_milli);
   }
 
   // The model's devices with exactly `free_milli` free.

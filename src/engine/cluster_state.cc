@@ -47,7 +47,10 @@ ClusterState::ClusterState(std::shared_ptr<const ClusterSpec> spec)
     }
     device_kind_.push_back(std::move(ordinals));
     totals_.gpu_capacity_milli += int64_t{node.gpu_count()} * kMilliPerGpu;
-    if (node.gpu_count() > 0) supply_.count_idle(node.gpu_count(), 1);
+    if (node.gpu_count() > 0) {
+      supply_.count_idle(node.gpu_count(), 1);
+      supply_.count_shape({node.gpus.front().model, node.gpu_count(), node.allocatable});
+    }
     for (const GpuDevice& device : node.gpus) {
       supply_.capacity_milli[device.model] += kMilliPerGpu;
       supply_.free_milli[device.model] += kMilliPerGpu;

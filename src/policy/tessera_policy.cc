@@ -8,10 +8,9 @@
 namespace tessera {
 
 TesseraPolicy::TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)), scarcity_(mix_), gap_waste_(mix_) {
-  double cpu_milli = 0, gpu_milli = 0;
+  double gpu_milli = 0;
   std::vector<int> share_sizes;
   for (const PodType& type : mix_.types()) {
-    cpu_milli += type.popularity * static_cast<double>(type.request.cpu_milli);
     gpu_milli += type.popularity * static_cast<double>(type.gpu.nominal_milli());
     has_fractions_ = has_fractions_ || type.gpu.is_fractional();
     if (type.gpu.kind == GpuRequest::Kind::kPortion) share_sizes.push_back(type.gpu.portion_milli);
@@ -19,7 +18,7 @@ TesseraPolicy::TesseraPolicy(WorkloadMix mix) : mix_(std::move(mix)), scarcity_(
   std::sort(share_sizes.begin(), share_sizes.end());
   share_sizes.erase(std::unique(share_sizes.begin(), share_sizes.end()), share_sizes.end());
   gap_classes_ = GapClasses(share_sizes);
-  cpu_per_gpu_milli_ = gpu_milli > 0 ? cpu_milli / gpu_milli : 0;
+  cpu_per_gpu_milli_ = mix_.cpu_per_gpu_milli();
   group_sizes_ = TesseraMeasure::group_sizes(mix_);
   group_demand_share_.assign(group_sizes_.size(), 0);
   for (const PodType& type : mix_.types()) {
@@ -114,12 +113,7 @@ void TesseraPolicy::set_group_parts(const TesseraMeasure& measure, const NodeVie
 }
 
 bool TesseraPolicy::gpus_run_out_first(const GpuSupply& supply) {
-  if (!gpus_run_out_first_) {
-    int64_t gpu_capacity = 0;
-    for (int64_t milli : supply.capacity_milli) gpu_capacity += milli;
-    gpus_run_out_first_ =
-        cpu_per_gpu_milli_ * static_cast<double>(gpu_capacity) <= static_cast<double>(supply.cpu_capacity_milli);
-  }
+  if (!gpus_run_out_first_) gpus_run_out_first_ = supply.gpus_run_out_first(cpu_per_gpu_milli_);
   return *gpus_run_out_first_;
 }
 

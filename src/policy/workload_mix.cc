@@ -26,6 +26,15 @@ WorkloadMix WorkloadMix::from_pods(std::span<const PodSpec> pods) {
   return mix;
 }
 
+double WorkloadMix::cpu_per_gpu_milli() const {
+  double cpu_milli = 0, gpu_milli = 0;
+  for (const PodType& type : types_) {
+    cpu_milli += type.popularity * static_cast<double>(type.request.cpu_milli);
+    gpu_milli += type.popularity * static_cast<double>(type.gpu.nominal_milli());
+  }
+  return gpu_milli > 0 ? cpu_milli / gpu_milli : 0;
+}
+
 WorkloadMix WorkloadMix::typical(double coverage) const {
   using Key = std::tuple<int64_t, int, int, int, int64_t, uint64_t>;
   std::map<Key, size_t> index;

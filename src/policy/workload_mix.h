@@ -27,6 +27,9 @@ class WorkloadMix {
   // most popular kept until they cover `coverage` of the pods, popularities renormalised.
   WorkloadMix typical(double coverage = 0.95) const;
 
+  // The CPU the mix asks for per milli-GPU (0 without GPU demand).
+  double cpu_per_gpu_milli() const;
+
   const std::vector<PodType>& types() const { return types_; }
   bool empty() const { return types_.empty(); }
 
