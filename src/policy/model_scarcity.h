@@ -16,9 +16,9 @@
 // memory than the nodes of its GPU count mostly have (in the trace, 8 GPUs and 120 cores, which
 // only the 128-core nodes of one model hold) can run only on the larger nodes, and counts as
 // constrained to their models. Without that, pods that fit anywhere take those nodes first and the
-// large pods fail with most of the cluster idle (docs/results.md, the node-size constraint).
-// Shapes are told apart by model only: a large pod that fits some nodes of a model counts every
-// node of it.
+// large pods fail with most of the cluster idle (docs/results.md, "Pods only the larger nodes can
+// take"). Shapes are told apart by model only: a large pod that fits some nodes of a model counts
+// every node of it.
 #pragma once
 
 #include <array>
@@ -44,10 +44,11 @@ class ModelScarcity {
   explicit ModelScarcity(const WorkloadMix& mix);
 
   // Whether any pod type of the mix is constrained to GPU models: without one, every cost is 0.
-  // A type is constrained by the models it names, or by the cluster's nodes: where only some of
-  // the models with nodes of its GPU count have a node with its CPU and memory, it can run only on
-  // theirs. Until the shares are worked out with the cluster's supply this is whether any type
-  // asks for GPUs at all (any may turn out constrained).
+  // A type is constrained by the models it names, or by the cluster's nodes: where the models with
+  // a node of its GPU count, CPU and memory hold under half the GPUs of those with a node of its GPU
+  // count, it can run only on theirs (and not where CPU runs out before GPUs). Until the shares are
+  // worked out with the cluster's supply this is whether any type asks for GPUs at all (any may
+  // turn out constrained).
   bool any_constrained() const { return any_constrained_; }
   // The cost of placing `pod` on the node (the model of its first device) in `state`, in milli-GPU.
   double cost(const NodeSpec& node, const NodeState& state, const PodSpec& pod, const GpuSupply& supply);
