@@ -162,6 +162,49 @@ TEST(VictimSearch, PruningDecidesAsThePlainSearchThroughRandomCycles) {
   EXPECT_GT(evictions, 1000);
 }
 
+// The search stops before its hundred candidates once no node could beat the best one's victims
+// (one pod, no more GPUs than the pod needs): not while a node further on has GPUs free and a
+// victim holding fewer. Here the first node visited frees a whole GPU by evicting a whole-GPU pod,
+// and the last one has half a GPU free beside a half-GPU pod, which is cheaper to take. (A
+// CPU-only workload of lower priority, which reclaim may not take, keeps the victims above the
+// lowest priority running, where the search stops whatever the GPUs.)
+TEST(VictimSearch, ReclaimTakesTheSmallerVictimPastAnEqualOne) {
+  SchedulerWorld world(testing::uniform_cluster(3, 1, 32000),
+                       {testing::gpu_queue("owed", "", 3), testing::gpu_queue("borrower", "", 0)}, "tessera");
+  WorkloadShape whole;
+  whole.priority = 100;
+  const WorkloadId first = world.submit("whole-a", "borrower", whole);
+  const WorkloadId second = world.submit("whole-b", "borrower", whole);
+  WorkloadShape cpu_only;
+  cpu_only.gpus_per_pod = 0;
+  cpu_only.priority = 50;
+  world.submit("cpu-only", "owed", cpu_only);
+  world.cycle(0);
+  WorkloadShape half = whole;
+  half.gpus_per_pod = 0;
+  half.portion_milli = 500;
+  const WorkloadId smaller = world.submit("half-a", "borrower", half);
+  const WorkloadId leaving = world.submit("half-b", "borrower", half);
+  world.cycle(0);
+  ASSERT_TRUE(world.running(first) && world.running(second) && world.running(smaller) && world.running(leaving));
+  const NodeIndex last = world.cluster().binding(world.workloads()[smaller].pods.front())->node;
+  // The whole-GPU pods come first in the search's order, which starts at node 0.
+  ASSERT_EQ(last, 2);
+  world.workloads().finish(leaving, world.cluster());
+  // Owed's demand (1 GPU now and 2 that cannot run on these nodes) gives it the whole cluster as
+  // its fair share: the borrower may lose every GPU it holds.
+  const WorkloadId pending = world.submit("wants-one", "owed", whole, 10);
+  WorkloadShape two = whole;
+  two.gpus_per_pod = 2;
+  world.submit("wants-two", "owed", two, 10);
+  const CycleResult result = world.cycle(10);
+  ASSERT_EQ(result.evictions.size(), 1u);
+  EXPECT_EQ(result.evictions.front().workload, smaller);
+  EXPECT_EQ(result.evictions.front().action, Action::kReclaim);
+  EXPECT_TRUE(world.running(pending));
+  EXPECT_TRUE(world.running(first) && world.running(second));
+}
+
 // The nodes VictimGpus lists for the chosen givers are exactly those where a chosen queue's
 // units of the level hold GPUs now, and what it says they hold on a node within the first levels
 // is their sum, as counted from scratch, through random changes and choices.

@@ -512,6 +512,8 @@ class RoomSearch {
     by_gpu_nodes_ = by_gpu_nodes;
     merged_levels_ = kNotMerged;  // the queues that may give changed, maybe
     const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
+    checked_top_ = INT_MIN;
+    checked_gpu_milli_ = -1;
     // A pod that asks for no GPU, of a workload whose queue rules compare CPU and memory: elsewhere
     // than on the nodes of queues that may give, only units holding neither may be taken, and
     // evicting those frees nothing it needs (it fits nowhere as things stand).
@@ -528,7 +530,7 @@ class RoomSearch {
         best = choice;
         if (by_gpu_nodes) skip_unless = gpu_nodes_within(victim_ceiling(best));
       }
-      return candidates_left == 0 || unbeatable(best, quest.need);
+      return candidates_left == 0 || unbeatable(best, quest.need) || cheapest_possible(best, quest);
     };
     if (in_domain_only) {
       for (NodeIndex node : domain_) {
@@ -693,6 +695,54 @@ class RoomSearch {
     return best.top_priority <= victims_.min_priority() && best.gpu_milli <= std::max<int64_t>(need, kMilliPerGpu);
   }
 
+  // Where the givers are chosen (by_gpu_nodes), a stop that changes no decision: the best node's
+  // victims are one pod, and no node could do better (could_beat). Checked again only when the
+  // best changes.
+  bool cheapest_possible(const NodeChoice& best, const NodeQuest& quest) {
+    if (!by_gpu_nodes_ || best.pods > 1 || best.gpu_milli > quest.need) return false;
+    if (best.top_priority != checked_top_ || best.gpu_milli != checked_gpu_milli_) {
+      checked_top_ = best.top_priority;
+      checked_gpu_milli_ = best.gpu_milli;
+      beatable_ = could_beat(best, quest);
+    }
+    return !beatable_;
+  }
+
+  // Whether some node could serve the pod with victims cheaper than the best's one pod, by bounds
+  // from above of what the chosen givers' units hold there (VictimGpus::chosen_held_on, by
+  // levels). On a node whose free GPUs fall short of the pod, victims that hold GPUs must free the
+  // rest: to be cheaper they are all of lower priority, or of the best's and hold fewer GPUs than
+  // its victims, which takes more free GPUs than the pod's need less those. A node with the pod's
+  // GPUs free might do with any victims, even some holding none: it always counts.
+  bool could_beat(const NodeChoice& best, const NodeQuest& quest) {
+    const ClusterState& cluster = context_.cluster();
+    const VictimGpus& gpus = victims_.gpus();
+    size_t below = 0;
+    while (below < gpus.level_count() && gpus.level_floor(below) < best.top_priority) ++below;
+    size_t within = below;
+    while (within < gpus.level_count() && gpus.level_floor(within) <= best.top_priority) ++within;
+    const uint64_t* free_gpus = cluster.nodes_with_free_gpus();
+    const auto words = (static_cast<size_t>(cluster.node_count()) + 63) / 64;
+    for (size_t word = 0; word < words; ++word) {
+      uint64_t bits = free_gpus[word];
+      for (size_t level = 0; level < below; ++level) bits |= gpus.nodes_of(level)[word];
+      for (; bits != 0; bits &= bits - 1) {
+        const auto node = static_cast<NodeIndex>(word * 64 + static_cast<size_t>(std::countr_zero(bits)));
+        const int64_t free = cluster.gpu_free_milli(node);
+        const bool free_holds_pod = free >= quest.need;
+        const bool lower = below > 0 && gpus.chosen_held_on(node, below) + free >= quest.need &&
+                           may_free_now(node, quest.need - free, best.top_priority - 1, quest.budget, NodeChoice{});
+        const bool fewer = free > quest.need - best.gpu_milli &&
+                           gpus.chosen_held_on(node, within) + free >= quest.need &&
+                           may_free_now(node, quest.need - free, best.top_priority, quest.budget, best);
+        if ((free_holds_pod || lower || fewer) && !victims_.on_node(node).empty() &&
+            victims_.gpu_count(node) >= quest.whole_gpus && fits_statically(cluster, node, quest.pod))
+          return true;
+      }
+    }
+    return false;
+  }
+
   const RoomScope scope_;
   std::span<const NodeIndex> domain_;  // the scope of the pending pod being placed
   const bool trial_;
@@ -718,6 +768,10 @@ class RoomSearch {
   // The search passes over nodes by the chosen givers' marks (VictimGpus::choose_givers this
   // search, merged_levels_ those of its ceiling).
   bool by_gpu_nodes_ = false;
+  // cheapest_possible's, per best_node: could_beat for the best it was last asked about.
+  int checked_top_ = INT_MIN;
+  int64_t checked_gpu_milli_ = -1;
+  bool beatable_ = true;
   std::vector<QueueIndex> accepted_;
   std::vector<char> accepted_flag_;
   std::vector<int64_t> reach_cap_;  // per queue: see may_free
