@@ -5,7 +5,10 @@
 // cost least — lowest top priority, then fewest GPUs, then fewest pods — is chosen. As in the
 // Kubernetes scheduler's preemption, a bounded number of candidate nodes (100) is compared,
 // starting where the last search stopped; the scan also stops at a node that cannot be beaten:
-// victims of the lowest priority running, no more GPUs than the pod needs (one, for a fraction).
+// victims of the lowest priority running, no more GPUs than the pod needs (one, for a fraction);
+// or one victim pod freeing no more than the pod needs where, by the bounds of what the takeable
+// victims hold per node, no node could serve with victims of lower priority or of its priority
+// holding fewer GPUs (a stop that changes no decision).
 // Once the gang is placed, every victim whose old place is still free is put back (so none is
 // evicted in vain), moved victims are re-placed (for reclaim with moves, into room further
 // evictions make if need be; for consolidation serving a gang held to domains, into room that
