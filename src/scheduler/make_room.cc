@@ -696,8 +696,9 @@ class RoomSearch {
   }
 
   // Where the givers are chosen (by_gpu_nodes), a stop that changes no decision: the best node's
-  // victims are one pod, and no node could do better (could_beat). Checked again only when the
-  // best changes.
+  // victims are one pod freeing no more GPUs than the pod needs (so a node with none free could not
+  // do with fewer, and could_beat need not look at it), and no node could do better. Checked again
+  // only when the best changes.
   bool cheapest_possible(const NodeChoice& best, const NodeQuest& quest) {
     if (!by_gpu_nodes_ || best.pods > 1 || best.gpu_milli > quest.need) return false;
     if (best.top_priority != checked_top_ || best.gpu_milli != checked_gpu_milli_) {
