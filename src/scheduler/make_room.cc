@@ -399,8 +399,7 @@ class RoomSearch {
   // only when the levels do.
   const uint64_t* gpu_nodes_within(int ceiling) {
     const VictimGpus& gpus = victims_.gpus();
-    size_t levels = 0;
-    while (levels < gpus.level_count() && gpus.level_floor(levels) <= ceiling) ++levels;
+    const size_t levels = gpus.levels_at_most(ceiling);
     const size_t words = (static_cast<size_t>(context_.cluster().node_count()) + 63) / 64;
     if (levels != merged_levels_) {
       gpu_nodes_.assign(words, 0);
@@ -627,6 +626,12 @@ class RoomSearch {
   bool may_serve(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest, const NodeChoice& best) {
     if (victims_.on_node(node).empty()) return false;
     if (quest.need > 0 && !may_free(cluster, node, quest, best)) return false;
+    return may_host(cluster, node, quest);
+  }
+
+  // Whether the pod may run on the node at all: it has the devices, the pod's selectors admit it,
+  // and so does the pod's pass its reservation.
+  bool may_host(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest) {
     if (victims_.gpu_count(node) < quest.whole_gpus) return false;
     if (!fits_statically(cluster, node, quest.pod)) return false;
     return quest.pass.admits(cluster.reservation(node));
@@ -714,14 +719,13 @@ class RoomSearch {
   // levels). On a node whose free GPUs fall short of the pod, victims that hold GPUs must free the
   // rest: to be cheaper they are all of lower priority, or of the best's and hold fewer GPUs than
   // its victims, which takes more free GPUs than the pod's need less those. A node with the pod's
-  // GPUs free might do with any victims, even some holding none: it always counts.
+  // GPUs free might do with any victims, even some holding none: it always counts, if the pod may
+  // run there (may_host).
   bool could_beat(const NodeChoice& best, const NodeQuest& quest) {
     const ClusterState& cluster = context_.cluster();
     const VictimGpus& gpus = victims_.gpus();
-    size_t below = 0;
-    while (below < gpus.level_count() && gpus.level_floor(below) < best.top_priority) ++below;
-    size_t within = below;
-    while (within < gpus.level_count() && gpus.level_floor(within) <= best.top_priority) ++within;
+    const size_t below = gpus.levels_below(best.top_priority);
+    const size_t within = gpus.levels_at_most(best.top_priority);
     const uint64_t* free_gpus = cluster.nodes_with_free_gpus();
     const auto words = (static_cast<size_t>(cluster.node_count()) + 63) / 64;
     for (size_t word = 0; word < words; ++word) {
@@ -736,8 +740,7 @@ class RoomSearch {
         const bool fewer = free > quest.need - best.gpu_milli &&
                            gpus.chosen_held_on(node, within) + free >= quest.need &&
                            may_free_now(node, quest.need - free, best.top_priority, quest.budget, best);
-        if ((free_holds_pod || lower || fewer) && !victims_.on_node(node).empty() &&
-            victims_.gpu_count(node) >= quest.whole_gpus && fits_statically(cluster, node, quest.pod))
+        if ((free_holds_pod || lower || fewer) && !victims_.on_node(node).empty() && may_host(cluster, node, quest))
           return true;
       }
     }

@@ -103,8 +103,7 @@ void VictimGpus::choose_givers(std::span<const int64_t> cap) {
 }
 
 size_t VictimGpus::level_of(int priority) const {
-  return static_cast<size_t>(std::upper_bound(level_floor_.begin(), level_floor_.end(), priority) -
-                             level_floor_.begin() - 1);
+  return levels_at_most(priority) - 1;
 }
 
 }  // namespace tessera

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -47,6 +48,15 @@ class VictimGpus {
   static constexpr size_t kMaxLevels = 8;
   size_t level_count() const { return level_floor_.size(); }
   int level_floor(size_t level) const { return level_floor_[level]; }
+  // How many levels have their floor at or below `priority` (the first ones), or below it.
+  size_t levels_at_most(int priority) const {
+    return static_cast<size_t>(std::upper_bound(level_floor_.begin(), level_floor_.end(), priority) -
+                               level_floor_.begin());
+  }
+  size_t levels_below(int priority) const {
+    return static_cast<size_t>(std::lower_bound(level_floor_.begin(), level_floor_.end(), priority) -
+                               level_floor_.begin());
+  }
   // Chooses, per leaf queue and level, whether its units count in nodes_of: where the queue may
   // lose (`cap`, per queue, in GPU milli; INT64_MIN: nothing) at least the smallest unit of the
   // level that holds GPUs. Consecutive searches choose much the same: only changes are counted.
