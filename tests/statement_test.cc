@@ -69,9 +69,7 @@ TEST(Statement, DestructionWithoutCommitRollsBack) {
 class RecordingListener : public StatementListener {
  public:
   void bound(PodId pod, const Binding& binding) override { told.push_back(fmt::format("+{}@{}", pod, binding.node)); }
-  void unbound(PodId pod, const Binding& binding) override {
-    told.push_back(fmt::format("-{}@{}", pod, binding.node));
-  }
+  void unbound(PodId pod, const Binding& binding) override { told.push_back(fmt::format("-{}@{}", pod, binding.node)); }
   std::vector<std::string> told;
 };
 
@@ -266,6 +264,26 @@ TEST(GpuMemoryLimits, PlacementHoldsLimitsWithinEachNodesOvercommit) {
   FailureSummary why;
   EXPECT_FALSE(placer.find(cluster, cluster.pod(portion), &why).has_value());
   EXPECT_EQ(why.describe(), "2 nodes: room for the GPU memory request but not for its limit at the node's overcommit");
+}
+
+TEST(GpuMemoryLimits, PodsThatDifferOnlyInTheirLimitGetTheirOwnVerdicts) {
+  ClusterState cluster(uniform_cluster(1, 1));
+  BestFitPolicy policy;
+  Placer placer(policy);
+  PodId first = cluster.add_pod(pod("first", 100, GpuRequest::memory(20 * kGiB, 60 * kGiB)));
+  cluster.bind(first, Binding::on_device(0, 0, cluster.pod(first).gpu, 80 * kGiB));
+  // Limits at 750 of the device's cap of 1000: another 20 GiB request fits with a 20 GiB limit
+  // (250), not with a 60 GiB one (750), though both ask for the same 250 milli.
+  PodId flat = cluster.add_pod(pod("flat", 100, GpuRequest::memory(20 * kGiB, 20 * kGiB)));
+  PodId bursting = cluster.add_pod(pod("bursting", 100, GpuRequest::memory(20 * kGiB, 60 * kGiB)));
+  EXPECT_TRUE(placer.find(cluster, cluster.pod(flat)).has_value());
+  FailureSummary why;
+  EXPECT_FALSE(placer.find(cluster, cluster.pod(bursting), &why).has_value());
+  EXPECT_EQ(why.nodes_by_predicate[static_cast<size_t>(Predicate::kGpuMemoryLimit)], 1);
+  // And the other way round, with a placer that met the bursting pod first.
+  Placer fresh(policy);
+  EXPECT_FALSE(fresh.find(cluster, cluster.pod(bursting)).has_value());
+  EXPECT_TRUE(fresh.find(cluster, cluster.pod(flat)).has_value());
 }
 
 TEST(GpuMemoryLimits, EvictingABurstingPodFreesItsLimitRoom) {

@@ -17,6 +17,7 @@ class PodShapes {
 
  private:
   std::unordered_map<std::string, uint32_t> ids_;
+  std::string key_;  // intern's, kept to reuse its buffer
 };
 
 }  // namespace tessera
