@@ -160,6 +160,48 @@ TEST(Placer, FindAmongTakesOnlyTheListedNodesAndCountsWhyTheOthersFail) {
   EXPECT_EQ(found->devices, (std::vector<int16_t>{2, 3}));
 }
 
+TEST(Placer, APodThatFitNowhereIsFoundRoomWhereRoomOpens) {
+  ClusterState cluster(uniform_cluster(3, 2));
+  std::vector<PodId> fillers;
+  for (NodeIndex node = 0; node < 3; ++node) {
+    fillers.push_back(cluster.add_pod(pod(fmt::format("f{}", node), 1000, GpuRequest::whole(2))));
+    cluster.bind(fillers.back(), Binding{node, {0, 1}, 1000});
+  }
+  const PodSpec one = pod("one", 1000, GpuRequest::whole(1));
+  FirstFitPolicy policy;
+  Placer placer(policy);
+  EXPECT_FALSE(placer.find(cluster, one).has_value());
+  // Node 2 freed, then reserved for a holder this pod's pass is not: still nowhere.
+  cluster.unbind(fillers[2]);
+  cluster.reserve(2, NodeReservation{7});
+  EXPECT_FALSE(placer.find(cluster, one).has_value());
+  EXPECT_FALSE(placer.find(cluster, one).has_value());
+  // The holder's pass may use it.
+  const auto for_holder = placer.find(cluster, one, nullptr, PlacementPass{7});
+  ASSERT_TRUE(for_holder.has_value());
+  EXPECT_EQ(for_holder->node, 2);
+  // A pod leaving node 1 opens room there, and the reservation's release opens node 2.
+  cluster.unbind(fillers[1]);
+  const auto after_leaving = placer.find(cluster, one);
+  ASSERT_TRUE(after_leaving.has_value());
+  EXPECT_EQ(after_leaving->node, 1);
+  cluster.bind(fillers[1], Binding{1, {0, 1}, 1000});
+  EXPECT_FALSE(placer.find(cluster, one).has_value());
+  cluster.reserve(2, NodeReservation{});
+  const auto after_release = placer.find(cluster, one);
+  ASSERT_TRUE(after_release.has_value());
+  EXPECT_EQ(after_release->node, 2);
+  // Binding only takes room: with node 2 full again, nothing fits, after many nodes changed too.
+  cluster.bind(fillers[2], Binding{2, {0, 1}, 1000});
+  for (int round = 0; round < 40; ++round) {
+    cluster.unbind(fillers[0]);
+    cluster.bind(fillers[0], Binding{0, {0, 1}, 1000});
+  }
+  EXPECT_FALSE(placer.find(cluster, one).has_value());
+  cluster.unbind(fillers[0]);
+  EXPECT_TRUE(placer.find(cluster, one).has_value());
+}
+
 TEST(Invariants, DetectOvercommitAndSharing) {
   ClusterState cluster(uniform_cluster(1, 2));
   PodId whole = cluster.add_pod(pod("whole", 1000, GpuRequest::whole(1)));

@@ -172,6 +172,7 @@ void ClusterState::reserve(NodeIndex node, NodeReservation reservation) {
   NodeReservation& entry = reservations_[static_cast<size_t>(node)];
   reserved_nodes_ += (reservation.holder >= 0 ? 1 : 0) - (entry.holder >= 0 ? 1 : 0);
   const bool regroups = entry.holder != reservation.holder;
+  if (regroups || entry.due != reservation.due) record_room_gained(node);
   entry = reservation;
   if (regroups) regroup(node);
 }
@@ -188,7 +189,19 @@ Binding ClusterState::unbind(PodId id) {
   totals_.allocated -= entry.spec.request;
   take_from_supply(binding, -1);
   regroup(binding.node);
+  record_room_gained(binding.node);
   return binding;
+}
+
+void ClusterState::record_room_gained(NodeIndex node) {
+  // Past this many entries the record starts again: a search for a pod that fit nowhere reads
+  // the entries since, and beyond a few dozen searches afresh anyway.
+  constexpr size_t kMaxRecorded = size_t{1} << 16;
+  if (room_gained_.size() >= kMaxRecorded) {
+    room_gained_.clear();
+    ++room_epoch_;
+  }
+  room_gained_.push_back(node);
 }
 
 }  // namespace tessera

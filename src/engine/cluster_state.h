@@ -103,6 +103,21 @@ class ClusterState {
             topology_.domains(topology, level).size()};
   }
 
+  // Where the record of nodes that may have gained room stands. Binding only takes room, so a
+  // pod that fit no node when the record stood at a mark can fit now only on a node recorded
+  // since: one a pod left, or whose reservation changed.
+  struct RoomMark {
+    uint64_t epoch = 0;
+    size_t count = 0;
+  };
+  RoomMark room_mark() const { return {room_epoch_, room_gained_.size()}; }
+  // The nodes recorded since `mark`, in order, some perhaps more than once; nullopt where the
+  // record no longer reaches back to it (it is cleared now and then, to stay small).
+  std::optional<std::span<const NodeIndex>> room_gained_since(RoomMark mark) const {
+    if (mark.epoch != room_epoch_ || mark.count > room_gained_.size()) return std::nullopt;
+    return std::span<const NodeIndex>(room_gained_).subspan(mark.count);
+  }
+
   // Reserves the node for a holder, or releases it (holder -1).
   void reserve(NodeIndex node, NodeReservation reservation);
   const NodeReservation& reservation(NodeIndex node) const { return reservations_[static_cast<size_t>(node)]; }
@@ -131,6 +146,7 @@ class ClusterState {
            state.gpu_used_milli[static_cast<size_t>(device)];
   }
   void regroup(NodeIndex node) { groups_.assign(node, key_of(node)); }
+  void record_room_gained(NodeIndex node);
 
   std::shared_ptr<const ClusterSpec> spec_;
   TopologyDomains topology_;
@@ -146,6 +162,8 @@ class ClusterState {
   std::vector<PodEntry> pods_;
   std::vector<NodeReservation> reservations_;
   int reserved_nodes_ = 0;
+  std::vector<NodeIndex> room_gained_;  // see room_mark
+  uint64_t room_epoch_ = 0;
   NodeGroups groups_;
   ClusterTotals totals_;
   GpuSupply supply_;

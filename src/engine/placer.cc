@@ -172,8 +172,27 @@ void Placer::serve(const ClusterState& cluster) {
   if (cluster_ != &cluster || verdicts_.size() > kMaxCachedVerdicts || shapes_.size() >= kMaxShapes) {
     cluster_ = &cluster;
     verdicts_.clear();
+    no_room_.clear();
     shapes_ = PodShapes();
   }
+}
+
+bool Placer::still_no_room(const ClusterState& cluster, const PodSpec& pod, uint64_t shape,
+                           const PlacementPass& pass) {
+  auto known = no_room_.find(shape);
+  if (known == no_room_.end() || known->second.holder != pass.holder || known->second.ends_by != pass.ends_by)
+    return false;
+  // Past this many nodes to check one by one, a search over the node groups costs about as much.
+  constexpr size_t kMaxNodesToCheck = 32;
+  const auto gained = cluster.room_gained_since(known->second.mark);
+  if (!gained || gained->size() > kMaxNodesToCheck) return false;
+  for (NodeIndex node : *gained) {
+    if (pass.admits(cluster.reservation(node)) &&
+        check_node(cluster.node_spec(node), cluster.node_state(node), pod) == Predicate::kFits)
+      return false;
+  }
+  known->second.mark = cluster.room_mark();
+  return true;
 }
 
 const Placer::Verdict& Placer::verdict(const ClusterState& cluster, const NodeGroups::Group& group, const PodSpec& pod,
@@ -209,6 +228,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
   if (!cluster.distinguishes_selector_of(pod)) return find_node_by_node(cluster, pod, why, pass);
   const bool reserved_nodes = cluster.has_reservations();
   const uint64_t shape = shapes_.intern(pod);
+  if (!why && still_no_room(cluster, pod, shape, pass)) return std::nullopt;
   const Verdict* best = nullptr;
   double best_score = 0;
   NodeIndex best_node = -1;
@@ -234,7 +254,10 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       best_node = node;
     }
   });
-  if (!best) return std::nullopt;
+  if (!best) {
+    no_room_[shape] = {pass.holder, pass.ends_by, cluster.room_mark()};
+    return std::nullopt;
+  }
   return binding_for(cluster, best_node, pod, *best);
 }
 

@@ -75,7 +75,9 @@ class Placer {
   void break_ties_at_random(uint64_t seed) { random_.emplace(seed); }
 
   // The best feasible binding for the pod in the cluster as it is, or nullopt. Reserved nodes
-  // count only where the pass admits them.
+  // count only where the pass admits them. A pod of a shape that fit nowhere is not searched for
+  // again while only the nodes that gained room since (ClusterState::room_gained_since) need a
+  // look, and none of them fits it: in a full cluster most searches are for such pods.
   std::optional<Binding> find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why = nullptr,
                               const PlacementPass& pass = {});
 
@@ -142,6 +144,16 @@ class Placer {
   bool takes_the_lead(double score, NodeIndex node, int weight, std::optional<double> best_score, NodeIndex best_node);
   // The group member a tie is settled with: the first in the random order where there is one.
   NodeIndex contender(const NodeGroups::Group& group) const;
+  // Whether the pod (of interned `shape`) still fits no node: a search for its shape under the
+  // same pass found none, and no node that gained room since fits it. Moves the mark on if so.
+  bool still_no_room(const ClusterState& cluster, const PodSpec& pod, uint64_t shape, const PlacementPass& pass);
+
+  // A shape's last search that found no node: under which pass, and when.
+  struct NoRoom {
+    int32_t holder = -1;
+    double ends_by = kNeverDue;
+    ClusterState::RoomMark mark;
+  };
 
   PlacementPolicy& policy_;
   bool cluster_term_ = false;  // policy_.has_cluster_term(pod), read once per search
@@ -151,6 +163,7 @@ class Placer {
   const ClusterState* cluster_ = nullptr;
   PodShapes shapes_;
   std::unordered_map<uint64_t, Verdict> verdicts_;
+  std::unordered_map<uint64_t, NoRoom> no_room_;  // by shape
 };
 
 // The binding a policy choice stands for on that node.
