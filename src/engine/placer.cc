@@ -180,18 +180,22 @@ void Placer::serve(const ClusterState& cluster) {
 bool Placer::still_no_room(const ClusterState& cluster, const PodSpec& pod, uint64_t shape,
                            const PlacementPass& pass) {
   auto known = no_room_.find(shape);
-  if (known == no_room_.end() || known->second.holder != pass.holder || known->second.ends_by != pass.ends_by)
-    return false;
+  if (known == no_room_.end()) return false;
+  const NoRoom& no_room = known->second;
+  if (!no_room.any_pass && (no_room.holder != pass.holder || no_room.ends_by != pass.ends_by)) return false;
   // Past this many nodes to check one by one, a search over the node groups costs about as much.
   constexpr size_t kMaxNodesToCheck = 32;
-  const auto gained = cluster.room_gained_since(known->second.mark);
+  const auto gained = cluster.room_gained_since(no_room.mark);
   if (!gained || gained->size() > kMaxNodesToCheck) return false;
+  bool passed_over = false;  // a node the pass may not use: what holds now holds for this pass only
   for (NodeIndex node : *gained) {
-    if (pass.admits(cluster.reservation(node)) &&
-        check_node(cluster.node_spec(node), cluster.node_state(node), pod) == Predicate::kFits)
+    if (!pass.admits(cluster.reservation(node))) {
+      passed_over = true;
+    } else if (check_node(cluster.node_spec(node), cluster.node_state(node), pod) == Predicate::kFits) {
       return false;
+    }
   }
-  known->second.mark = cluster.room_mark();
+  known->second = {pass.holder, pass.ends_by, no_room.any_pass && !passed_over, cluster.room_mark()};
   return true;
 }
 
@@ -255,7 +259,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
     }
   });
   if (!best) {
-    no_room_[shape] = {pass.holder, pass.ends_by, cluster.room_mark()};
+    no_room_[shape] = {pass.holder, pass.ends_by, !reserved_nodes, cluster.room_mark()};
     return std::nullopt;
   }
   return binding_for(cluster, best_node, pod, *best);

@@ -148,10 +148,13 @@ class Placer {
   // same pass found none, and no node that gained room since fits it. Moves the mark on if so.
   bool still_no_room(const ClusterState& cluster, const PodSpec& pod, uint64_t shape, const PlacementPass& pass);
 
-  // A shape's last search that found no node: under which pass, and when.
+  // A shape's last search that found no node: under which pass, and when. Where no node was
+  // reserved then, the pass made no difference: it holds for every pass (a reservation made
+  // since is a change the record holds).
   struct NoRoom {
     int32_t holder = -1;
     double ends_by = kNeverDue;
+    bool any_pass = false;
     ClusterState::RoomMark mark;
   };
 
