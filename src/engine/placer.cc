@@ -177,8 +177,7 @@ void Placer::serve(const ClusterState& cluster) {
   }
 }
 
-bool Placer::still_no_room(const ClusterState& cluster, const PodSpec& pod, uint64_t shape,
-                           const PlacementPass& pass) {
+bool Placer::still_no_room(const ClusterState& cluster, const PodSpec& pod, uint64_t shape, const PlacementPass& pass) {
   auto known = no_room_.find(shape);
   if (known == no_room_.end()) return false;
   const NoRoom& no_room = known->second;
