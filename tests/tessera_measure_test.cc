@@ -67,6 +67,8 @@ TEST(TesseraMeasure, CpuOnlyTypesCountNothing) {
 // Random states of random nodes: the measure equals R + S over the node's renormalised types,
 // the measure after a placement equals the measure of state_after, and each group size's growth
 // (TesseraMeasure::group_growth) equals the growth of R + S over the node's types of that size.
+// The types draw their GPU requests from a few per node, so that types of one GPU need (which the
+// measure counts together where their CPU and memory allow) differ in what else they ask.
 TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
   std::mt19937_64 random(7);
   int group_growths = 0;
@@ -75,15 +77,18 @@ TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
     const int gpus = uniform(1, 8);
     auto cluster = uniform_cluster(1, gpus, 1000L * uniform(8, 96), kGiB * uniform(16, 512));
     const NodeSpec& node = cluster->nodes[0];
-    std::vector<PodType> types;
-    for (int t = 0; t < 6; ++t) {
-      const Resources request{250L * uniform(0, 40), kGiB * uniform(0, 64)};
+    std::vector<GpuRequest> requests;
+    for (int r = 0; r < 3; ++r) {
       const int kind = uniform(0, 3);
-      const GpuRequest gpu = kind == 0   ? GpuRequest::none()
-                             : kind == 1 ? GpuRequest::whole(uniform(1, 8))
-                             : kind == 2 ? GpuRequest::portion(uniform(1, 999))
-                                         : GpuRequest::memory(kGiB * uniform(1, 80), 0);
-      types.push_back(type_of(request, gpu, uniform(1, 10)));
+      requests.push_back(kind == 0   ? GpuRequest::none()
+                         : kind == 1 ? GpuRequest::whole(uniform(1, 8))
+                         : kind == 2 ? GpuRequest::portion(uniform(1, 999))
+                                     : GpuRequest::memory(kGiB * uniform(1, 80), 0));
+    }
+    std::vector<PodType> types;
+    for (int t = 0; t < 8; ++t) {
+      const Resources request{250L * uniform(0, 40), kGiB * uniform(0, 64)};
+      types.push_back(type_of(request, requests[static_cast<size_t>(uniform(0, 2))], uniform(1, 10)));
     }
     double total = 0;
     for (const PodType& type : types) total += type.popularity;
@@ -93,9 +98,15 @@ TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
 
     NodeState state = NodeState::empty(node);
     for (int device = 0; device < gpus; ++device) {
-      state.gpu_used_milli[static_cast<size_t>(device)] = static_cast<int16_t>(uniform(0, 4) == 0   ? 1000
-                                                                               : uniform(0, 3) == 0 ? 0
-                                                                                                    : uniform(0, 1000));
+      // Some devices left with just room for a few portions of one of the requests.
+      const GpuRequest& some = requests[static_cast<size_t>(uniform(0, 2))];
+      const int exact = some.kind == GpuRequest::Kind::kPortion ? std::max(0, 1000 - uniform(1, 3) * some.portion_milli)
+                                                                : uniform(0, 1000);
+      const int pick = uniform(0, 5);
+      state.gpu_used_milli[static_cast<size_t>(device)] = static_cast<int16_t>(pick == 0   ? 1000
+                                                                               : pick == 1 ? 0
+                                                                               : pick == 2 ? exact
+                                                                                           : uniform(0, 1000));
     }
     state.free.cpu_milli = node.allocatable.cpu_milli * uniform(0, 100) / 100;
     state.free.memory_bytes = node.allocatable.memory_bytes / 100 * uniform(0, 100);

@@ -38,6 +38,22 @@ inline double TesseraMeasure::type_unusable(const CompactType& type, int64_t cap
   return type.popularity * static_cast<double>(free_total - std::min(usable, free_total));
 }
 
+inline double TesseraMeasure::need_unusable(size_t need, int64_t capacity, const Resources& free,
+                                            int64_t free_total) const {
+  const NeedTypes& alike = need_types_[need];
+  // Every type of the need fits the free CPU and memory for as many pods as the devices hold (for
+  // one where they hold none), or none fits it at all: each then loses the same GPUs.
+  const int64_t pods = std::max<int64_t>(capacity, 1);
+  if (alike.largest.cpu_milli * pods <= free.cpu_milli && alike.largest.memory_bytes * pods <= free.memory_bytes) {
+    const int64_t usable = capacity >= 0 ? capacity * alike.unit : 0;
+    return alike.popularity * static_cast<double>(free_total - std::min(usable, free_total));
+  }
+  if (!alike.least.fits_in(free)) return alike.popularity * 2 * static_cast<double>(free_total);
+  double expected = 0;
+  for (size_t type : alike.types) expected += type_unusable(types_[type], capacity, free, free_total);
+  return expected;
+}
+
 bool TesseraMeasure::could_ever_run(const NodeSpec& node, const PodType& type) {
   if (!type.request.fits_in(node.allocatable)) return false;
   if (!type.gpu.wants_gpu()) return true;
@@ -96,14 +112,22 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
     }
     auto known = std::find(gpu_needs_.begin(), gpu_needs_.end(), need);
     if (known == gpu_needs_.end()) known = gpu_needs_.insert(gpu_needs_.end(), need);
-    const auto size = std::find(sizes.begin(), sizes.end(), need.whole_gpus);
-    const int group = need.whole_gpus > 1 && size != sizes.end() ? static_cast<int>(size - sizes.begin()) : -1;
-    if (group >= 0) group_types_.push_back(types_.size());
-    types_.push_back({.request = type.request,
-                      .gpu_need = static_cast<int>(known - gpu_needs_.begin()),
-                      .unit = need.whole_gpus > 0 ? int64_t{need.whole_gpus} * kMilliPerGpu : need.need,
-                      .popularity = type.popularity,
-                      .group = group});
+    const auto need_index = static_cast<size_t>(known - gpu_needs_.begin());
+    const int64_t unit = need.whole_gpus > 0 ? int64_t{need.whole_gpus} * kMilliPerGpu : need.need;
+    if (need_index == need_types_.size()) {  // a need first asked
+      need_types_.push_back(NeedTypes{{}, 0, {}, type.request, unit});
+      const auto size = std::find(sizes.begin(), sizes.end(), need.whole_gpus);
+      if (need.whole_gpus > 1 && size != sizes.end())
+        group_needs_.push_back({need_index, static_cast<size_t>(size - sizes.begin())});
+    }
+    NeedTypes& alike = need_types_[need_index];
+    alike.types.push_back(types_.size());
+    alike.popularity += type.popularity;
+    alike.largest.cpu_milli = std::max(alike.largest.cpu_milli, type.request.cpu_milli);
+    alike.largest.memory_bytes = std::max(alike.largest.memory_bytes, type.request.memory_bytes);
+    alike.least.cpu_milli = std::min(alike.least.cpu_milli, type.request.cpu_milli);
+    alike.least.memory_bytes = std::min(alike.least.memory_bytes, type.request.memory_bytes);
+    types_.push_back({.request = type.request, .unit = unit, .popularity = type.popularity});
   }
   // Past this many distinct needs the counts are not kept per state (a mix of the trace has a few
   // dozen); the general definitions serve such a node instead.
@@ -111,7 +135,8 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
     uniform_devices_ = false;
     types_.clear();
     gpu_needs_.clear();
-    group_types_.clear();
+    need_types_.clear();
+    group_needs_.clear();
   }
 }
 
@@ -173,26 +198,27 @@ int64_t TesseraMeasure::gpu_capacity(const GpuNeed& need, const Summary& summary
   }
   if (summary.max_free < need.need) return -1;
   int64_t slots = int64_t{summary.idle} * need.per_idle_device;
-  for (int i = summary.partial_begin; i < summary.partial_end; ++i) {
-    slots += summary.free_ascending[static_cast<size_t>(i)] / need.need;
+  // Largest first: the devices with less free than the need hold none.
+  for (int i = summary.partial_end - 1; i >= summary.partial_begin; --i) {
+    const int free = summary.free_ascending[static_cast<size_t>(i)];
+    if (free < need.need) break;
+    slots += free / need.need;
   }
   return slots;
 }
 
 double TesseraMeasure::unusable_capacity(const Summary& summary) const {
   if (summary.free_total == 0) return 0;
-  std::array<int64_t, kMaxGpuNeeds> capacity;  // per GPU need: pods the devices hold, or -1
-  for (size_t i = 0; i < gpu_needs_.size(); ++i) capacity[i] = gpu_capacity(gpu_needs_[i], summary);
   double expected = 0;
-  for (const CompactType& type : types_)
-    expected += type_unusable(type, capacity[static_cast<size_t>(type.gpu_need)], summary.free, summary.free_total);
+  for (size_t need = 0; need < gpu_needs_.size(); ++need)
+    expected += need_unusable(need, gpu_capacity(gpu_needs_[need], summary), summary.free, summary.free_total);
   return expected;
 }
 
 TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NodeSpec& node, const NodeState& state,
                                                          const PodSpec& pod, int device) const {
   GroupGrowth growth{};
-  if (!uniform_devices_ || group_types_.empty()) return growth;
+  if (!uniform_devices_ || group_needs_.empty()) return growth;
   // A type of several whole GPUs reads only the idle devices, the free total and the free CPU
   // and memory: no summary of the devices' free shares is needed.
   const int idle = state.idle_devices();
@@ -207,15 +233,14 @@ TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NodeSpec& node, c
     free_total_after -= pod.gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
   }
   const Resources free_after = state.free - pod.request;
-  for (size_t index : group_types_) {
-    const CompactType& type = types_[index];
-    const int size = gpu_needs_[static_cast<size_t>(type.gpu_need)].whole_gpus;
+  for (const GroupNeed& group : group_needs_) {
+    const int size = gpu_needs_[group.need].whole_gpus;
     const double was =
-        free_total == 0 ? 0 : type_unusable(type, idle >= size ? idle / size : -1, state.free, free_total);
+        free_total == 0 ? 0 : need_unusable(group.need, idle >= size ? idle / size : -1, state.free, free_total);
     const double now = free_total_after == 0 ? 0
-                                             : type_unusable(type, idle_after >= size ? idle_after / size : -1,
+                                             : need_unusable(group.need, idle_after >= size ? idle_after / size : -1,
                                                              free_after, free_total_after);
-    growth[static_cast<size_t>(type.group)] += now - was;
+    growth[group.group] += now - was;
   }
   return growth;
 }

@@ -70,10 +70,8 @@ class TesseraMeasure {
   };
   struct CompactType {
     Resources request;
-    int gpu_need = 0;  // index into gpu_needs_
     int64_t unit = 0;  // milli one pod fills: whole_gpus devices, or its portion
     double popularity = 0;
-    int group = -1;  // index of its size in group_sizes; -1: not a whole-GPU type of several GPUs
   };
 
   static constexpr size_t kMaxUniformDevices = 64;
@@ -100,12 +98,33 @@ class TesseraMeasure {
   // Inline: the measure's inner loop runs it for every type of every state it scores.
   static inline double type_unusable(const CompactType& type, int64_t capacity, const Resources& free,
                                      int64_t free_total);
+  // The part of T of all the types of one GPU need (by index into gpu_needs_), as type_unusable
+  // counts them. Inline, as type_unusable.
+  inline double need_unusable(size_t need, int64_t capacity, const Resources& free, int64_t free_total) const;
 
   WorkloadMix mix_;
   bool uniform_devices_ = false;  // every device of the node the same model and memory
   std::vector<CompactType> types_;
   std::vector<GpuNeed> gpu_needs_;  // distinct, in the order of the types that first ask them
-  std::vector<size_t> group_types_;  // the types with a group size, by index into types_
+  // Per GPU need (parallel to gpu_needs_): its types, their popularity in all and the most and
+  // least CPU and memory any of them asks. Where even the largest fits the free CPU and memory for
+  // as many pods as the devices hold, or the least fits none, every type of the need loses the
+  // same share of the free GPUs, and the need is counted at once instead of type by type.
+  struct NeedTypes {
+    std::vector<size_t> types;  // by index into types_
+    double popularity = 0;
+    Resources largest;
+    Resources least;
+    int64_t unit = 0;  // as CompactType::unit, the same for every type of the need
+  };
+  std::vector<NeedTypes> need_types_;
+  // The GPU needs of whole-GPU types with a group size (each size is one need), by index into
+  // gpu_needs_, and that size's index in group_sizes.
+  struct GroupNeed {
+    size_t need = 0;
+    size_t group = 0;
+  };
+  std::vector<GroupNeed> group_needs_;
 };
 
 }  // namespace tessera
