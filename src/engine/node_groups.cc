@@ -18,7 +18,16 @@ void NodeGroups::clear() {
   groups_.clear();
   free_slots_.clear();
   index_.clear();
+  past_uids_.clear();
   std::fill(group_of_.begin(), group_of_.end(), -1);
+}
+
+uint64_t NodeGroups::uid_for(const NodeStateKey& key) {
+  auto past = past_uids_.find(key);
+  if (past == past_uids_.end()) return next_uid_++;
+  const uint64_t uid = past->second;
+  past_uids_.erase(past);
+  return uid;
 }
 
 void NodeGroups::assign(NodeIndex node, NodeStateKey key) {
@@ -32,19 +41,22 @@ void NodeGroups::assign(NodeIndex node, NodeStateKey key) {
     if (old_group.members.empty()) {
       index_.erase(old_group.key);
       free_slots_.push_back(slot);
+      if (past_uids_.size() >= kMaxPastKeys) past_uids_.clear();
+      past_uids_.emplace(old_group.key, old_group.uid);
     }
   }
   auto [it, inserted] = index_.try_emplace(key, -1);
   if (inserted) {
     if (free_slots_.empty()) {
+      const uint64_t uid = uid_for(key);
       it->second = static_cast<int32_t>(groups_.size());
-      groups_.push_back(Group{std::move(key), {}, -1, 0, next_uid_++});
+      groups_.push_back(Group{std::move(key), {}, -1, 0, uid});
     } else {
       it->second = free_slots_.back();
       free_slots_.pop_back();
       Group& reused = groups_[static_cast<size_t>(it->second)];
+      reused.uid = uid_for(key);
       reused.key = std::move(key);
-      reused.uid = next_uid_++;
     }
   }
   slot = it->second;

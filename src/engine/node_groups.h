@@ -37,8 +37,10 @@ class NodeGroups {
     // reaching into the set for them was most of its cost.
     NodeIndex representative = -1;
     int32_t size = 0;
-    // Never reused, even when the slot is: a group's key never changes, so anything derived
-    // from the key (a feasibility verdict, a policy score) can be cached under this id.
+    // One per key: a group's key never changes, so anything derived from the key (a feasibility
+    // verdict, a policy score) can be cached under this id. A key whose group emptied gets its
+    // id back when a node takes that state again (states recur: a pod leaves as another like it
+    // came), so what was cached for it still serves; no other key ever gets it.
     uint64_t uid = 0;
   };
 
@@ -46,7 +48,7 @@ class NodeGroups {
 
   // Moves the node into the group of `key`, creating it if needed.
   void assign(NodeIndex node, NodeStateKey key);
-  // Forgets every group (node classes changed); uids keep counting, so none is ever reused.
+  // Forgets every group and the ids of past keys (node classes changed); uids keep counting.
   void clear();
 
   template <typename Visit>
@@ -62,8 +64,14 @@ class NodeGroups {
   std::vector<Group> groups_;
   std::vector<int32_t> free_slots_;
   std::vector<int32_t> group_of_;
+  uint64_t uid_for(const NodeStateKey& key);
+
   uint64_t next_uid_ = 1;
   std::unordered_map<NodeStateKey, int32_t, NodeStateKeyHash> index_;
+  // The ids of keys whose groups emptied, bounded: past it they are forgotten and a key that
+  // comes back gets a new id (what was cached under the old one is worked out again).
+  static constexpr size_t kMaxPastKeys = size_t{1} << 16;
+  std::unordered_map<NodeStateKey, uint64_t, NodeStateKeyHash> past_uids_;
 };
 
 }  // namespace tessera
