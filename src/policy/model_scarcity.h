@@ -50,6 +50,11 @@ class ModelScarcity {
   // worked out with the cluster's supply this is whether any type asks for GPUs at all (any may
   // turn out constrained).
   bool any_constrained() const { return any_constrained_; }
+  // Whether placing on the node may cost anything: not where no pod is constrained to its model
+  // (cost is 0 there). Inline, so that the many nodes of such models cost no call.
+  bool may_cost(const NodeSpec& node) const {
+    return any_constrained_ && !node.gpus.empty() && (!shares_ || (*shares_)[node.gpus.front().model] > 0);
+  }
   // The cost of placing `pod` on the node (the model of its first device) in `state`, in milli-GPU.
   double cost(const NodeSpec& node, const NodeState& state, const PodSpec& pod, const GpuSupply& supply);
   // r_m for the model, given the cluster's supply; 0 for a model with nothing free.

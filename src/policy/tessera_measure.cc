@@ -19,8 +19,8 @@ double stranded_behind_resources(const NodeState& state, const WorkloadMix& mix)
   return expected;
 }
 
-inline double TesseraMeasure::type_unusable(const CompactType& type, int64_t capacity, const Resources& free,
-                                            int64_t free_total) {
+inline double TesseraMeasure::type_unusable(const CompactType& type, int64_t unit, int64_t capacity,
+                                            const Resources& free, int64_t free_total) {
   // R and S: every free GPU is lost to a type that no longer fits the CPU or memory.
   if (!type.request.fits_in(free)) return type.popularity * 2 * static_cast<double>(free_total);
   // What pods of the type alone could fill (S = free - usable): at most `capacity` by their GPUs,
@@ -33,7 +33,7 @@ inline double TesseraMeasure::type_unusable(const CompactType& type, int64_t cap
         type.request.cpu_milli * capacity <= free.cpu_milli && type.request.memory_bytes * capacity <= free.memory_bytes
             ? capacity
             : std::min(capacity, pods_that_fit(free, type.request));
-    usable = pods * type.unit;
+    usable = pods * unit;
   }
   return type.popularity * static_cast<double>(free_total - std::min(usable, free_total));
 }
@@ -50,7 +50,14 @@ inline double TesseraMeasure::need_unusable(size_t need, int64_t capacity, const
   }
   if (!alike.least.fits_in(free)) return alike.popularity * 2 * static_cast<double>(free_total);
   double expected = 0;
-  for (size_t type : alike.types) expected += type_unusable(types_[type], capacity, free, free_total);
+  if (capacity < 0) {  // no pod fits the devices: a type loses every free GPU, twice where it fits no CPU or memory
+    for (const CompactType& type : alike.types) {
+      expected += type.request.fits_in(free) ? type.popularity * static_cast<double>(free_total)
+                                             : type.popularity * 2 * static_cast<double>(free_total);
+    }
+    return expected;
+  }
+  for (const CompactType& type : alike.types) expected += type_unusable(type, alike.unit, capacity, free, free_total);
   return expected;
 }
 
@@ -121,19 +128,17 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
         group_needs_.push_back({need_index, static_cast<size_t>(size - sizes.begin())});
     }
     NeedTypes& alike = need_types_[need_index];
-    alike.types.push_back(types_.size());
+    alike.types.push_back({.request = type.request, .popularity = type.popularity});
     alike.popularity += type.popularity;
     alike.largest.cpu_milli = std::max(alike.largest.cpu_milli, type.request.cpu_milli);
     alike.largest.memory_bytes = std::max(alike.largest.memory_bytes, type.request.memory_bytes);
     alike.least.cpu_milli = std::min(alike.least.cpu_milli, type.request.cpu_milli);
     alike.least.memory_bytes = std::min(alike.least.memory_bytes, type.request.memory_bytes);
-    types_.push_back({.request = type.request, .unit = unit, .popularity = type.popularity});
   }
   // Past this many distinct needs the counts are not kept per state (a mix of the trace has a few
   // dozen); the general definitions serve such a node instead.
   if (gpu_needs_.size() > kMaxGpuNeeds) {
     uniform_devices_ = false;
-    types_.clear();
     gpu_needs_.clear();
     need_types_.clear();
     group_needs_.clear();

@@ -70,7 +70,6 @@ class TesseraMeasure {
   };
   struct CompactType {
     Resources request;
-    int64_t unit = 0;  // milli one pod fills: whole_gpus devices, or its portion
     double popularity = 0;
   };
 
@@ -94,9 +93,10 @@ class TesseraMeasure {
   // no portion of a device.
   static int64_t gpu_capacity(const GpuNeed& need, const Summary& summary);
   // The type's part of T in a state with `free` CPU and memory and `free_total` milli-GPU free,
-  // given how many of its pods the devices hold (`capacity`, as gpu_capacity counts them).
-  // Inline: the measure's inner loop runs it for every type of every state it scores.
-  static inline double type_unusable(const CompactType& type, int64_t capacity, const Resources& free,
+  // given how many of its pods the devices hold (`capacity`, as gpu_capacity counts them) and the
+  // milli one pod fills (`unit`). Inline: the measure's inner loop runs it for every type of every
+  // state it scores.
+  static inline double type_unusable(const CompactType& type, int64_t unit, int64_t capacity, const Resources& free,
                                      int64_t free_total);
   // The part of T of all the types of one GPU need (by index into gpu_needs_), as type_unusable
   // counts them. Inline, as type_unusable.
@@ -104,18 +104,17 @@ class TesseraMeasure {
 
   WorkloadMix mix_;
   bool uniform_devices_ = false;  // every device of the node the same model and memory
-  std::vector<CompactType> types_;
   std::vector<GpuNeed> gpu_needs_;  // distinct, in the order of the types that first ask them
   // Per GPU need (parallel to gpu_needs_): its types, their popularity in all and the most and
   // least CPU and memory any of them asks. Where even the largest fits the free CPU and memory for
   // as many pods as the devices hold, or the least fits none, every type of the need loses the
   // same share of the free GPUs, and the need is counted at once instead of type by type.
   struct NeedTypes {
-    std::vector<size_t> types;  // by index into types_
+    std::vector<CompactType> types;  // in the order of the mix
     double popularity = 0;
     Resources largest;
     Resources least;
-    int64_t unit = 0;  // as CompactType::unit, the same for every type of the need
+    int64_t unit = 0;  // milli one pod fills: whole_gpus devices, or its portion
   };
   std::vector<NeedTypes> need_types_;
   // The GPU needs of whole-GPU types with a group size (each size is one need), by index into

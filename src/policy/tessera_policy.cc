@@ -119,10 +119,9 @@ bool TesseraPolicy::gpus_run_out_first(const GpuSupply& supply) {
 
 double TesseraPolicy::idle_group_term(const PodSpec& pod, const GpuSupply& supply, const PlacementChoice& choice) {
   if (group_sizes_.empty() || !pod.gpu.wants_gpu()) return 0;
-  if (std::all_of(choice.parts.begin(), choice.parts.begin() + static_cast<std::ptrdiff_t>(group_sizes_.size()),
-                  [](float part) { return part == 0; }))
-    return 0;
-  const SparedGroups& spared = spared_groups(supply);
+  // Kept for the search under way; asked here first, as the engine asks for every node.
+  const SparedGroups& spared =
+      in_search_ && spared_groups_.search == search_ ? spared_groups_ : spared_groups(supply);
   if (!spared.any) return 0;
   double change = 0;
   for (size_t i = 0; i < group_sizes_.size(); ++i) change += spared.spared[i] * choice.parts[i];
@@ -147,7 +146,8 @@ const TesseraPolicy::SparedGroups& TesseraPolicy::spared_groups(const GpuSupply&
 double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply,
                                    const PlacementChoice& choice) {
   const int device = choice.device;
-  const double term = -scarcity_.cost(node.spec, node.state, pod, supply) + idle_group_term(pod, supply, choice);
+  const double cost = scarcity_.may_cost(node.spec) ? scarcity_.cost(node.spec, node.state, pod, supply) : 0;
+  const double term = -cost + idle_group_term(pod, supply, choice);
   if (!pod.gpu.is_fractional() || device < 0 || !gpus_run_out_first(supply)) return term;
   const GpuDevice& chosen = node.spec.gpus[static_cast<size_t>(device)];
   const int share = pod.gpu.milli_on_device(chosen.memory_bytes);
