@@ -1,8 +1,8 @@
 #include "policy/tessera_policy.h"
 
 #include <algorithm>
-#include <cmath>
 
+#include "core/rounding.h"
 #include "policy/device_choice.h"
 
 namespace tessera {
@@ -80,7 +80,7 @@ namespace {
 // lists with many multi-GPU and model-constrained pods; docs/results.md has the held-out result.
 constexpr double kGrowthQuantumMilli = 100;
 
-double quantised(double score) { return std::round(score / kGrowthQuantumMilli) * kGrowthQuantumMilli; }
+double quantised(double score) { return rounded(score / kGrowthQuantumMilli) * kGrowthQuantumMilli; }
 
 }  // namespace
 
@@ -117,7 +117,8 @@ bool TesseraPolicy::gpus_run_out_first(const GpuSupply& supply) {
   return *gpus_run_out_first_;
 }
 
-double TesseraPolicy::idle_group_term(const PodSpec& pod, const GpuSupply& supply, const PlacementChoice& choice) {
+inline double TesseraPolicy::idle_group_term(const PodSpec& pod, const GpuSupply& supply,
+                                             const PlacementChoice& choice) {
   if (group_sizes_.empty() || !pod.gpu.wants_gpu()) return 0;
   // Kept for the search under way; asked here first, as the engine asks for every node.
   const SparedGroups& spared =
@@ -143,6 +144,28 @@ const TesseraPolicy::SparedGroups& TesseraPolicy::spared_groups(const GpuSupply&
   return spared_groups_;
 }
 
+inline TesseraPolicy::FractionChanges TesseraPolicy::fraction_changes(const GpuSupply& supply, GpuModelId model,
+                                                                      int free_milli, int share_milli,
+                                                                      bool same_share_all_search) {
+  if (in_search_ && same_share_all_search) {
+    const size_t at = static_cast<size_t>(model) * (kMilliPerGpu + 1) + static_cast<size_t>(free_milli);
+    if (at < remembered_changes_.size() && remembered_changes_[at].search == search_) return remembered_changes_[at];
+  }
+  return work_out_fraction_changes(supply, model, free_milli, share_milli, same_share_all_search);
+}
+
+TesseraPolicy::FractionChanges TesseraPolicy::work_out_fraction_changes(const GpuSupply& supply, GpuModelId model,
+                                                                        int free_milli, int share_milli,
+                                                                        bool same_share_all_search) {
+  const FractionChanges changes{search_, sum_of_squares_change(supply, model, free_milli, share_milli, gap_classes_),
+                                gap_waste_.change(free_milli, share_milli)};
+  if (!in_search_ || !same_share_all_search) return changes;
+  const size_t at = static_cast<size_t>(model) * (kMilliPerGpu + 1) + static_cast<size_t>(free_milli);
+  if (at >= remembered_changes_.size()) remembered_changes_.resize((size_t{model} + 1) * (kMilliPerGpu + 1));
+  remembered_changes_[at] = changes;
+  return changes;
+}
+
 double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, const GpuSupply& supply,
                                    const PlacementChoice& choice) {
   const int device = choice.device;
@@ -155,21 +178,6 @@ double TesseraPolicy::cluster_term(const NodeView& node, const PodSpec& pod, con
   const FractionChanges changes = fraction_changes(supply, chosen.model, node.state.gpu_free_milli(device), share,
                                                    pod.gpu.kind == GpuRequest::Kind::kPortion);
   return term - kSquaresWeight * static_cast<double>(changes.squares) - kGapWeight * changes.waste;
-}
-
-TesseraPolicy::FractionChanges TesseraPolicy::fraction_changes(const GpuSupply& supply, GpuModelId model,
-                                                               int free_milli, int share_milli,
-                                                               bool same_share_all_search) {
-  auto work_out = [&] {
-    return FractionChanges{search_, sum_of_squares_change(supply, model, free_milli, share_milli, gap_classes_),
-                           gap_waste_.change(free_milli, share_milli)};
-  };
-  if (!in_search_ || !same_share_all_search) return work_out();
-  const size_t at = static_cast<size_t>(model) * (kMilliPerGpu + 1) + static_cast<size_t>(free_milli);
-  if (at >= remembered_changes_.size()) remembered_changes_.resize((size_t{model} + 1) * (kMilliPerGpu + 1));
-  FractionChanges& remembered = remembered_changes_[at];
-  if (remembered.search != search_) remembered = work_out();
-  return remembered;
 }
 
 }  // namespace tessera

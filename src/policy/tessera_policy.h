@@ -112,7 +112,7 @@ class TesseraPolicy final : public PlacementPolicy {
   // added to the score before it is rounded (so the term is the rounded score with the weights
   // less the score as cached); 0 where every weight is 1. The growths and the score before
   // rounding are the score's parts (PlacementChoice::parts), worked out with it and cached with it.
-  double idle_group_term(const PodSpec& pod, const GpuSupply& supply, const PlacementChoice& choice);
+  inline double idle_group_term(const PodSpec& pod, const GpuSupply& supply, const PlacementChoice& choice);
   // The last part: the score before rounding; the others: one per group size.
   static constexpr size_t kRawScorePart = kScoreParts - 1;
   // Into the choice's parts: the growth of each group size's part of T (TesseraMeasure::group_growth)
@@ -145,8 +145,11 @@ class TesseraPolicy final : public PlacementPolicy {
     int64_t squares = 0;
     int waste = 0;
   };
-  FractionChanges fraction_changes(const GpuSupply& supply, GpuModelId model, int free_milli, int share_milli,
-                                   bool same_share_all_search);
+  // Inline where they are kept (asked of every node group a fraction fits); worked out otherwise.
+  inline FractionChanges fraction_changes(const GpuSupply& supply, GpuModelId model, int free_milli, int share_milli,
+                                          bool same_share_all_search);
+  FractionChanges work_out_fraction_changes(const GpuSupply& supply, GpuModelId model, int free_milli,
+                                            int share_milli, bool same_share_all_search);
   uint64_t search_ = 0;
   bool in_search_ = false;
   std::vector<FractionChanges> remembered_changes_;  // at [model * (kMilliPerGpu + 1) + free milli]
