@@ -13,10 +13,27 @@ namespace {
 // Bit for bit what std::round gives: the halves away from zero, the sign of a zero, the values
 // next to the halves, and those too large for the cast, infinite or not a number.
 TEST(Rounding, EqualsStdRoundBitForBit) {
-  std::vector<double> values = {0.0,  -0.0,  0.5,  -0.5, 1.5,  -1.5,  2.5,   -2.5,  0.49999999999999994,
-                                -0.49999999999999994, 0.3, -0.3, 1e15 + 0.5, -1e15 - 0.5, 4503599627370495.5,
-                                4503599627370496.0, -4503599627370497.0, 1e300, -1e300,
-                                std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                0.5,
+                                -0.5,
+                                1.5,
+                                -1.5,
+                                2.5,
+                                -2.5,
+                                0.49999999999999994,
+                                -0.49999999999999994,
+                                0.3,
+                                -0.3,
+                                1e15 + 0.5,
+                                -1e15 - 0.5,
+                                4503599627370495.5,
+                                4503599627370496.0,
+                                -4503599627370497.0,
+                                1e300,
+                                -1e300,
+                                std::numeric_limits<double>::infinity(),
+                                -std::numeric_limits<double>::infinity(),
                                 std::numeric_limits<double>::denorm_min()};
   for (double value : {0.5, 1.5, 2.5, 1e6 + 0.5}) {
     values.push_back(std::nextafter(value, 0.0));

@@ -103,7 +103,7 @@ class TesseraMeasure {
   inline double need_unusable(size_t need, int64_t capacity, const Resources& free, int64_t free_total) const;
 
   WorkloadMix mix_;
-  bool uniform_devices_ = false;  // every device of the node the same model and memory
+  bool uniform_devices_ = false;    // every device of the node the same model and memory
   std::vector<GpuNeed> gpu_needs_;  // distinct, in the order of the types that first ask them
   // Per GPU need (parallel to gpu_needs_): its types, their popularity in all and the most and
   // least CPU and memory any of them asks. Where even the largest fits the free CPU and memory for

@@ -121,8 +121,7 @@ inline double TesseraPolicy::idle_group_term(const PodSpec& pod, const GpuSupply
                                              const PlacementChoice& choice) {
   if (group_sizes_.empty() || !pod.gpu.wants_gpu()) return 0;
   // Kept for the search under way; asked here first, as the engine asks for every node.
-  const SparedGroups& spared =
-      in_search_ && spared_groups_.search == search_ ? spared_groups_ : spared_groups(supply);
+  const SparedGroups& spared = in_search_ && spared_groups_.search == search_ ? spared_groups_ : spared_groups(supply);
   if (!spared.any) return 0;
   double change = 0;
   for (size_t i = 0; i < group_sizes_.size(); ++i) change += spared.spared[i] * choice.parts[i];

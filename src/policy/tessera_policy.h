@@ -123,10 +123,10 @@ class TesseraPolicy final : public PlacementPolicy {
   WorkloadMix mix_;
   ModelScarcity scarcity_;
   GapWaste gap_waste_;
-  bool has_fractions_ = false;    // whether any type of the mix asks for a fraction
-  GapClasses gap_classes_;        // from each of the mix's portions to the next
-  double cpu_per_gpu_milli_ = 0;  // the mix's CPU asked per milli-GPU asked
-  std::vector<int> group_sizes_;  // TesseraMeasure::group_sizes of the mix
+  bool has_fractions_ = false;              // whether any type of the mix asks for a fraction
+  GapClasses gap_classes_;                  // from each of the mix's portions to the next
+  double cpu_per_gpu_milli_ = 0;            // the mix's CPU asked per milli-GPU asked
+  std::vector<int> group_sizes_;            // TesseraMeasure::group_sizes of the mix
   std::vector<double> group_demand_share_;  // per group size: c_n
   // Per group size, 1 - w_n, kept for the search under way (the cluster does not change in it).
   struct SparedGroups {
@@ -148,8 +148,8 @@ class TesseraPolicy final : public PlacementPolicy {
   // Inline where they are kept (asked of every node group a fraction fits); worked out otherwise.
   inline FractionChanges fraction_changes(const GpuSupply& supply, GpuModelId model, int free_milli, int share_milli,
                                           bool same_share_all_search);
-  FractionChanges work_out_fraction_changes(const GpuSupply& supply, GpuModelId model, int free_milli,
-                                            int share_milli, bool same_share_all_search);
+  FractionChanges work_out_fraction_changes(const GpuSupply& supply, GpuModelId model, int free_milli, int share_milli,
+                                            bool same_share_all_search);
   uint64_t search_ = 0;
   bool in_search_ = false;
   std::vector<FractionChanges> remembered_changes_;  // at [model * (kMilliPerGpu + 1) + free milli]
