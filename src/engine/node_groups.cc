@@ -42,7 +42,7 @@ void NodeGroups::assign(NodeIndex node, NodeStateKey key) {
       index_.erase(old_group.key);
       free_slots_.push_back(slot);
       if (past_uids_.size() >= kMaxPastKeys) past_uids_.clear();
-      past_uids_.emplace(old_group.key, old_group.uid);
+      past_uids_.emplace(std::move(old_group.key), old_group.uid);  // a free slot's key is never read
     }
   }
   auto [it, inserted] = index_.try_emplace(key, -1);

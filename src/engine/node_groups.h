@@ -61,11 +61,12 @@ class NodeGroups {
   const Group& group_of(NodeIndex node) const { return groups_[static_cast<size_t>(group_of_[node])]; }
 
  private:
+  // The id of a new group of `key`: its past id where it had a group before, a new one otherwise.
+  uint64_t uid_for(const NodeStateKey& key);
+
   std::vector<Group> groups_;
   std::vector<int32_t> free_slots_;
   std::vector<int32_t> group_of_;
-  uint64_t uid_for(const NodeStateKey& key);
-
   uint64_t next_uid_ = 1;
   std::unordered_map<NodeStateKey, int32_t, NodeStateKeyHash> index_;
   // The ids of keys whose groups emptied, bounded: past it they are forgotten and a key that

@@ -147,7 +147,7 @@ inline TesseraPolicy::FractionChanges TesseraPolicy::fraction_changes(const GpuS
                                                                       int free_milli, int share_milli,
                                                                       bool same_share_all_search) {
   if (in_search_ && same_share_all_search) {
-    const size_t at = static_cast<size_t>(model) * (kMilliPerGpu + 1) + static_cast<size_t>(free_milli);
+    const size_t at = remembered_at(model, free_milli);
     if (at < remembered_changes_.size() && remembered_changes_[at].search == search_) return remembered_changes_[at];
   }
   return work_out_fraction_changes(supply, model, free_milli, share_milli, same_share_all_search);
@@ -159,8 +159,8 @@ TesseraPolicy::FractionChanges TesseraPolicy::work_out_fraction_changes(const Gp
   const FractionChanges changes{search_, sum_of_squares_change(supply, model, free_milli, share_milli, gap_classes_),
                                 gap_waste_.change(free_milli, share_milli)};
   if (!in_search_ || !same_share_all_search) return changes;
-  const size_t at = static_cast<size_t>(model) * (kMilliPerGpu + 1) + static_cast<size_t>(free_milli);
-  if (at >= remembered_changes_.size()) remembered_changes_.resize((size_t{model} + 1) * (kMilliPerGpu + 1));
+  const size_t at = remembered_at(model, free_milli);
+  if (at >= remembered_changes_.size()) remembered_changes_.resize(remembered_at(model + 1, 0));
   remembered_changes_[at] = changes;
   return changes;
 }

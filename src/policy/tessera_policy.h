@@ -152,7 +152,10 @@ class TesseraPolicy final : public PlacementPolicy {
                                             bool same_share_all_search);
   uint64_t search_ = 0;
   bool in_search_ = false;
-  std::vector<FractionChanges> remembered_changes_;  // at [model * (kMilliPerGpu + 1) + free milli]
+  std::vector<FractionChanges> remembered_changes_;  // at [remembered_at(model, free milli)]
+  static size_t remembered_at(size_t model, int free_milli) {
+    return model * (kMilliPerGpu + 1) + static_cast<size_t>(free_milli);
+  }
   // One per kind of node (allocatable CPU and memory, then each device's model and memory), built
   // on first use, and found by the node spec's address after that (specs never change).
   mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;
