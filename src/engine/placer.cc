@@ -232,11 +232,15 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
   const bool reserved_nodes = cluster.has_reservations();
   const uint64_t shape = shapes_.intern(pod);
   if (!why && still_no_room(cluster, pod, shape, pass)) return std::nullopt;
+  // With no failures to count, a group with fewer GPUs free than the pod's nominal need (which
+  // check_node would refuse) is passed over without looking up its verdict, as find_among does.
+  const int64_t gpu_floor = why ? 0 : pod.gpu.nominal_milli();
   const Verdict* best = nullptr;
   double best_score = 0;
   NodeIndex best_node = -1;
   cluster.groups().for_each([&](const NodeGroups::Group& group) {
     const NodeIndex representative = group.representative;
+    if (cluster.gpu_free_milli(representative) < gpu_floor) return;
     // The members of a group share their holder and so their due time; the verdict below
     // depends only on their state, so it is cached whoever asks.
     if (reserved_nodes && !pass.admits(cluster.reservation(representative))) {
