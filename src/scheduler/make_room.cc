@@ -371,8 +371,9 @@ class RoomSearch {
         gpu_milli += entry.gpu_milli;
       }
       if (gpu_milli > 0) reachable += std::min(gpu_milli, cap);
+      if (reachable >= short_by) return true;  // the rest only adds
     }
-    return reachable >= short_by;
+    return false;
   }
 
   // check_static, once per node class where the classes tell the pod's selector apart.
@@ -651,6 +652,10 @@ class RoomSearch {
     choice.evicted_milli = 0;
     released_.clear();
     ++node_visit_;  // clears taken_
+    // The node's free GPUs as the victims leave them: the pod cannot fit before they reach its
+    // nominal need, so check_capacity is not asked until then.
+    gpu_free_ = cluster.gpu_free_milli(node);
+    const int64_t nominal = quest.pod.gpu.nominal_milli();
     for (uint32_t index : victims_.on_node(node)) {
       if (victims_.gone(index)) continue;
       const WorkloadId workload = victims_.workload_of(index);
@@ -673,7 +678,7 @@ class RoomSearch {
       if (best.node >= 0 && (choice.top_priority > best.top_priority ||
                              (choice.top_priority == best.top_priority && choice.gpu_milli > best.gpu_milli)))
         return false;
-      if (check_capacity(spec, scratch_, quest.pod) == Predicate::kFits) return true;
+      if (gpu_free_ >= nominal && check_capacity(spec, scratch_, quest.pod) == Predicate::kFits) return true;
     }
     return false;
   }
@@ -689,6 +694,7 @@ class RoomSearch {
         // room under the overcommit cap can be served by evicting.
         scratch_.free += member.request;
         scratch_.add_devices(victims_.devices(member), -member.milli_per_device, -member.burst_milli);
+        gpu_free_ += int64_t{member.milli_per_device} * member.device_count;
       }
       ++choice.pods;
     }
@@ -763,6 +769,7 @@ class RoomSearch {
   const QueueIndex pending_queue_;
   const int pending_priority_;
   NodeState scratch_;
+  int64_t gpu_free_ = 0;  // choose_victims's: the GPUs free in scratch_, all devices together
   std::vector<PodId> released_;
   std::vector<WorkloadId> touched_;
   std::vector<NodeIndex> node_list_;
