@@ -611,7 +611,17 @@ class RoomSearch {
     scope.marks = marks;
     scope.listed_only = marks && whole_cluster && listed < static_cast<size_t>(node_count) / 4;
     const bool gpu_marks = quest.need > 0 && quest.live_bounds;
-    if (marks && (scope.listed_only || !gpu_marks)) scope.of_queues = victims_.nodes_of_any(accepted_).data();
+    // A pod that asks for no GPU, where no GPU may be evicted and the rules compare CPU and memory,
+    // is served only by taking units of those queues that hold no GPU: choose_victims turns a
+    // node down at the first unit holding GPUs it takes, and of other queues takes only units
+    // holding no CPU or memory, which free nothing where the pod does not fit already (and the
+    // search runs only where no node fits it). The other nodes of the queues are not visited;
+    // those it visits come in the same order, so the search decides alike.
+    const bool without_gpus =
+        quest.live_bounds && quest.need == 0 && quest.budget == 0 && quest.key_mask == VictimIndex::kHoldsCpuOrMemory;
+    if (marks && (scope.listed_only || !gpu_marks))
+      scope.of_queues =
+          (without_gpus ? victims_.nodes_without_gpus_of_any(accepted_) : victims_.nodes_of_any(accepted_)).data();
     // No unit larger than the budget can be taken either: the search stops at it.
     take_cap_.resize(reach_cap_.size());
     for (QueueIndex queue = 0; queue < take_cap_.size(); ++queue)
@@ -796,7 +806,7 @@ class RoomSearch {
   std::vector<double> taken_;
   std::vector<uint64_t> taken_on_;
   std::vector<double> lost_;  // within_allowance's, per key: what the unit costs its queue
-  uint64_t node_visit_ = 0;  // counts the nodes looked into
+  uint64_t node_visit_ = 0;   // counts the nodes looked into
 };
 
 }  // namespace

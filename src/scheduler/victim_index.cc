@@ -18,7 +18,6 @@ bool victim_order(const VictimIndex::Unit& a, const VictimIndex::Unit& b) {
 
 VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runtime)
     : resource_count_(context.meter().resource_count()),
-      nodes_of_queue_(context.tree().size()),
       gpus_(static_cast<size_t>(context.cluster().node_count()), context.tree().size()) {
   const auto node_count = static_cast<size_t>(context.cluster().node_count());
   std::vector<std::vector<QueueGpus>> gpus_by_queue(node_count);
@@ -26,6 +25,8 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
   const WorkloadSet& workloads = context.workloads();
   const ClusterState& cluster = context.cluster();
   whole_unit_of_.assign(workloads.size(), -1);
+  all_units_.resize(node_count, context.tree().size());
+  units_without_gpus_.resize(node_count, context.tree().size());
   members_start_.push_back(0);
   min_priority_ = INT_MAX;
   for (WorkloadId id : workloads.active()) {
@@ -52,10 +53,8 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
     node_units_.insert(node_units_.end(), list.begin(), list.end());
   }
   node_units_start_.push_back(node_units_.size());
-  for (auto& nodes : nodes_of_queue_) {
-    std::sort(nodes.begin(), nodes.end());
-    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  }
+  all_units_.finish();
+  units_without_gpus_.finish();
   gpus_by_queue_start_.reserve(node_count + 1);
   gpus_held_.assign(node_count, 0);
   for (size_t node = 0; node < node_count; ++node) {
@@ -99,7 +98,8 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
     const Binding& binding = *cluster.binding(pod);
     auto& list = by_node[static_cast<size_t>(binding.node)];
     if (list.empty() || list.back() != index) list.push_back(index);
-    nodes_of_queue_[workload.queue].push_back(binding.node);
+    all_units_.add(workload.queue, binding.node);
+    if (unit.gpu_milli == 0) units_without_gpus_.add(workload.queue, binding.node);
     auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
     auto entry =
         std::find_if(sums.begin(), sums.end(), [&](const QueueGpus& sum) { return sum.queue == workload.queue; });
@@ -128,28 +128,35 @@ const std::vector<int64_t>& VictimIndex::gpus_held_in(const TopologyDomains& dom
   return held.gpu_milli;
 }
 
-const std::vector<uint64_t>& VictimIndex::nodes_of_any(const std::vector<QueueIndex>& leaves) {
+void VictimIndex::QueueNodes::finish() {
+  for (auto& nodes : nodes_) {
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  }
+}
+
+const std::vector<uint64_t>& VictimIndex::QueueNodes::of_any(const std::vector<QueueIndex>& leaves) {
   if (union_.bits.empty()) {
-    union_.resize(node_gpus_.size());
-    in_union_.assign(nodes_of_queue_.size(), 0);
-    asked_.assign(nodes_of_queue_.size(), 0);
+    union_.resize(node_count_);
+    in_union_.assign(nodes_.size(), 0);
+    asked_.assign(nodes_.size(), 0);
   }
   if (leaves == union_of_) return union_.bits;
   for (QueueIndex leaf : leaves) asked_[leaf] = 1;
   for (QueueIndex leaf : union_of_) {
-    if (!asked_[leaf]) count_queue_nodes(leaf, false);
+    if (!asked_[leaf]) count(leaf, false);
   }
   for (QueueIndex leaf : leaves) {
-    if (!in_union_[leaf]) count_queue_nodes(leaf, true);
+    if (!in_union_[leaf]) count(leaf, true);
     asked_[leaf] = 0;
   }
   union_of_ = leaves;
   return union_.bits;
 }
 
-void VictimIndex::count_queue_nodes(QueueIndex leaf, bool in) {
+void VictimIndex::QueueNodes::count(QueueIndex leaf, bool in) {
   in_union_[leaf] = in ? 1 : 0;
-  for (NodeIndex node : nodes_of_queue_[leaf]) union_.count_node(node, in);
+  for (NodeIndex node : nodes_[leaf]) union_.count_node(node, in);
 }
 
 void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {

@@ -63,9 +63,13 @@ class VictimIndex {
   // The nodes where any of the leaf queues has units, as bits (word node / 64, bit node % 64).
   // Kept from the last list of queues and changed by the queues that came or went: consecutive
   // searches ask for much the same.
-  const std::vector<uint64_t>& nodes_of_any(const std::vector<QueueIndex>& leaves);
+  const std::vector<uint64_t>& nodes_of_any(const std::vector<QueueIndex>& leaves) { return all_units_.of_any(leaves); }
+  // The same of the leaf queues' units that hold no GPU.
+  const std::vector<uint64_t>& nodes_without_gpus_of_any(const std::vector<QueueIndex>& leaves) {
+    return units_without_gpus_.of_any(leaves);
+  }
   // The nodes where a leaf queue's units run, in node order.
-  const std::vector<NodeIndex>& nodes_of(QueueIndex leaf) const { return nodes_of_queue_[leaf]; }
+  const std::vector<NodeIndex>& nodes_of(QueueIndex leaf) const { return all_units_.of(leaf); }
   const Unit& unit(uint32_t index) const { return units_[index]; }
   // The unit's bound pods (all its pods, on every node) and a member's devices.
   std::span<const Member> members(uint32_t index) const {
@@ -111,8 +115,28 @@ class VictimIndex {
  private:
   uint32_t add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
                     std::vector<std::vector<QueueGpus>>& gpus_by_queue, std::vector<std::vector<uint32_t>>& by_node);
-  // For nodes_of_any: adds the queue's nodes to the union, or takes them out.
-  void count_queue_nodes(QueueIndex leaf, bool in);
+  // Per leaf queue, the nodes of some of its units, and their union over the queues last asked.
+  class QueueNodes {
+   public:
+    void resize(size_t node_count, size_t queue_count) {
+      node_count_ = node_count;
+      nodes_.resize(queue_count);
+    }
+    void add(QueueIndex leaf, NodeIndex node) { nodes_[leaf].push_back(node); }
+    void finish();  // sorts each queue's nodes, once each
+    const std::vector<NodeIndex>& of(QueueIndex leaf) const { return nodes_[leaf]; }
+    const std::vector<uint64_t>& of_any(const std::vector<QueueIndex>& leaves);
+
+   private:
+    // Adds the queue's nodes to the union, or takes them out.
+    void count(QueueIndex leaf, bool in);
+    size_t node_count_ = 0;
+    std::vector<std::vector<NodeIndex>> nodes_;
+    // of_any: per queue, whether it is in the union; per node, how many of its queues are.
+    std::vector<char> in_union_, asked_;
+    NodeUnion union_;
+    std::vector<QueueIndex> union_of_;
+  };
   // Whether the unit's GPUs count in gpus_: a whole unit until it goes; an extra, whose pod its
   // whole unit counts, only once that has gone while the extra stays.
   bool counted(uint32_t index) const;
@@ -135,16 +159,13 @@ class VictimIndex {
   size_t resource_count_ = 0;
   std::vector<uint32_t> node_units_;      // node after node, each in victim order
   std::vector<size_t> node_units_start_;  // per node, and one past the last
-  std::vector<std::vector<NodeIndex>> nodes_of_queue_;
+  QueueNodes all_units_;
+  QueueNodes units_without_gpus_;
   // One flat array, node after node (scanned for every node a search visits).
   std::vector<QueueGpus> gpus_by_queue_;
   std::vector<size_t> gpus_by_queue_start_;  // per node, and one past the last
   std::vector<int64_t> gpus_held_;           // per node
   VictimGpus gpus_;
-  // nodes_of_any: per queue, whether it is in the union; per node, how many of its queues are.
-  std::vector<char> in_union_, asked_;
-  NodeUnion union_;
-  std::vector<QueueIndex> union_of_;
   std::vector<int32_t> whole_unit_of_;  // per workload: index of its whole unit, or -1
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
   std::vector<char> extra_counted_;  // forget's, per extra of one workload
