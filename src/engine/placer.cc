@@ -22,6 +22,10 @@ void FailureSummary::count(Predicate predicate, int nodes, const NodeSpec& spec,
 
 namespace {
 
+// With no failures to count, a node with fewer GPUs free than the pod's nominal need (which
+// check_node would refuse) is passed over without asking: in a full cluster, most of them.
+int64_t gpu_floor_of(const PodSpec& pod, const FailureSummary* why) { return why ? 0 : pod.gpu.nominal_milli(); }
+
 std::string gibibytes(int32_t mebibytes) { return fmt::format("{:.4g}Gi", mebibytes / 1024.0); }
 
 std::string memory_limit_phrase(const FailureSummary& summary, int nodes) {
@@ -232,9 +236,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
   const bool reserved_nodes = cluster.has_reservations();
   const uint64_t shape = shapes_.intern(pod);
   if (!why && still_no_room(cluster, pod, shape, pass)) return std::nullopt;
-  // With no failures to count, a group with fewer GPUs free than the pod's nominal need (which
-  // check_node would refuse) is passed over without looking up its verdict, as find_among does.
-  const int64_t gpu_floor = why ? 0 : pod.gpu.nominal_milli();
+  const int64_t gpu_floor = gpu_floor_of(pod, why);
   const Verdict* best = nullptr;
   double best_score = 0;
   NodeIndex best_node = -1;
@@ -277,9 +279,7 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
   // Node by node where the groups cannot be trusted for this pod's selector.
   const bool grouped = cluster.distinguishes_selector_of(pod);
   const uint64_t shape = grouped ? shapes_.intern(pod) : 0;
-  // With no failures to count, a node with fewer GPUs free than the pod's nominal need (which
-  // check_node would refuse) is passed over without asking: in a full cluster, most of them.
-  const int64_t gpu_floor = why ? 0 : pod.gpu.nominal_milli();
+  const int64_t gpu_floor = gpu_floor_of(pod, why);
   std::optional<Verdict> best;
   NodeIndex best_node = -1;
   for (NodeIndex node : nodes) {

@@ -314,6 +314,11 @@ class RoomSearch {
     WorkloadId for_workload;
     const PlacementPass& pass;
     uint8_t key_mask;  // VictimIndex::kHoldsGpu or kHoldsCpuOrMemory
+
+    // A pod that asks for no GPU, of a workload whose queue rules compare CPU and memory: elsewhere
+    // than on the nodes of queues that may give, only units holding neither may be taken, and
+    // evicting those frees nothing it needs (it fits nowhere as things stand).
+    bool only_queue_nodes() const { return live_bounds && need == 0 && key_mask == VictimIndex::kHoldsCpuOrMemory; }
   };
 
   // Whether evicting every unit the node holds of queues that may give (at most what each may
@@ -514,11 +519,7 @@ class RoomSearch {
     const uint64_t* skip_unless = by_gpu_nodes ? gpu_nodes_within(victim_ceiling(best)) : scope.of_queues;
     checked_top_ = INT_MIN;
     checked_gpu_milli_ = -1;
-    // A pod that asks for no GPU, of a workload whose queue rules compare CPU and memory: elsewhere
-    // than on the nodes of queues that may give, only units holding neither may be taken, and
-    // evicting those frees nothing it needs (it fits nowhere as things stand).
-    const bool only_queue_nodes =
-        quest.live_bounds && quest.need == 0 && quest.key_mask == VictimIndex::kHoldsCpuOrMemory;
+    const bool only_queue_nodes = quest.only_queue_nodes();
     auto visit = [&](NodeIndex node) {  // true: the search is over
       if (skip_unless && !has_bit(skip_unless, node) && (only_queue_nodes || cluster.gpu_free_milli(node) < quest.need))
         return false;
@@ -611,14 +612,11 @@ class RoomSearch {
     scope.marks = marks;
     scope.listed_only = marks && whole_cluster && listed < static_cast<size_t>(node_count) / 4;
     const bool gpu_marks = quest.need > 0 && quest.live_bounds;
-    // A pod that asks for no GPU, where no GPU may be evicted and the rules compare CPU and memory,
-    // is served only by taking units of those queues that hold no GPU: choose_victims turns a
-    // node down at the first unit holding GPUs it takes, and of other queues takes only units
-    // holding no CPU or memory, which free nothing where the pod does not fit already (and the
-    // search runs only where no node fits it). The other nodes of the queues are not visited;
-    // those it visits come in the same order, so the search decides alike.
-    const bool without_gpus =
-        quest.live_bounds && quest.need == 0 && quest.budget == 0 && quest.key_mask == VictimIndex::kHoldsCpuOrMemory;
+    // Such a pod (NodeQuest::only_queue_nodes), where no GPU may be evicted either, is served only
+    // by taking units of those queues that hold no GPU: choose_victims turns a node down at the
+    // first unit holding GPUs it takes. The other nodes of the queues are not visited; those it
+    // visits come in the same order, so the search decides alike.
+    const bool without_gpus = quest.only_queue_nodes() && quest.budget == 0;
     if (marks && (scope.listed_only || !gpu_marks))
       scope.of_queues =
           (without_gpus ? victims_.nodes_without_gpus_of_any(accepted_) : victims_.nodes_of_any(accepted_)).data();
@@ -664,7 +662,7 @@ class RoomSearch {
     ++node_visit_;  // clears taken_
     // The node's free GPUs as the victims leave them: the pod cannot fit before they reach its
     // nominal need, so check_capacity is not asked until then.
-    gpu_free_ = cluster.gpu_free_milli(node);
+    int64_t gpu_free = cluster.gpu_free_milli(node);
     const int64_t nominal = quest.pod.gpu.nominal_milli();
     for (uint32_t index : victims_.on_node(node)) {
       if (victims_.gone(index)) continue;
@@ -676,7 +674,7 @@ class RoomSearch {
                          eligible(index) && within_allowance(index);
       if (!taken && !quest.moves) continue;
       if (choice.victims.empty()) scratch_ = cluster.node_state(node);  // the node as its victims leave it
-      release(node, index, choice);
+      gpu_free += release(node, index, choice);
       const VictimIndex::Unit& unit = victims_.unit(index);
       choice.top_priority = std::max(choice.top_priority, unit.priority);
       choice.gpu_milli += unit.gpu_milli;
@@ -688,14 +686,15 @@ class RoomSearch {
       if (best.node >= 0 && (choice.top_priority > best.top_priority ||
                              (choice.top_priority == best.top_priority && choice.gpu_milli > best.gpu_milli)))
         return false;
-      if (gpu_free_ >= nominal && check_capacity(spec, scratch_, quest.pod) == Predicate::kFits) return true;
+      if (gpu_free >= nominal && check_capacity(spec, scratch_, quest.pod) == Predicate::kFits) return true;
     }
     return false;
   }
 
   // What the unit's pods free on the node, into scratch_, each pod once: a workload's extra may
-  // come before its whole unit, which holds that pod too.
-  void release(NodeIndex node, uint32_t index, NodeChoice& choice) {
+  // come before its whole unit, which holds that pod too. Returns the GPU milli they free there.
+  int64_t release(NodeIndex node, uint32_t index, NodeChoice& choice) {
+    int64_t gpu_freed = 0;
     for (const VictimIndex::Member& member : victims_.members(index)) {
       if (std::find(released_.begin(), released_.end(), member.pod) != released_.end()) continue;
       released_.push_back(member.pod);
@@ -704,10 +703,11 @@ class RoomSearch {
         // room under the overcommit cap can be served by evicting.
         scratch_.free += member.request;
         scratch_.add_devices(victims_.devices(member), -member.milli_per_device, -member.burst_milli);
-        gpu_free_ += int64_t{member.milli_per_device} * member.device_count;
+        gpu_freed += int64_t{member.milli_per_device} * member.device_count;
       }
       ++choice.pods;
     }
+    return gpu_freed;
   }
 
   // Nothing beats victims of the lowest priority running that free no more than the pod needs
@@ -779,7 +779,6 @@ class RoomSearch {
   const QueueIndex pending_queue_;
   const int pending_priority_;
   NodeState scratch_;
-  int64_t gpu_free_ = 0;  // choose_victims's: the GPUs free in scratch_, all devices together
   std::vector<PodId> released_;
   std::vector<WorkloadId> touched_;
   std::vector<NodeIndex> node_list_;
