@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "engine/cluster_state.h"
@@ -65,7 +66,8 @@ TEST(TesseraMeasure, CpuOnlyTypesCountNothing) {
 }
 
 // Random states of random nodes: the measure equals R + S over the node's renormalised types,
-// the measure after a placement equals the measure of state_after, and each group size's growth
+// the measure after a placement equals the measure of state_after (worked out from the devices
+// in any order or sorted by use), and each group size's growth
 // (TesseraMeasure::group_growth) equals the growth of R + S over the node's types of that size.
 // The types draw their GPU requests from a few per node, so that types of one GPU need (which the
 // measure counts together where their CPU and memory allow) differ in what else they ask.
@@ -126,6 +128,12 @@ TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
         const double expected =
             stranded_behind_resources(after, counted) + expected_stranded_capacity(node, after, counted);
         ASSERT_NEAR(measure.unusable_capacity_after(node, state, placed, device), expected, 1e-6)
+            << "trial " << trial << ", device " << device;
+        // From the devices sorted by use, as the tessera policy's cache hands them: the very same.
+        std::vector<int16_t> used_ascending(state.gpu_used_milli.begin(), state.gpu_used_milli.end());
+        std::sort(used_ascending.begin(), used_ascending.end());
+        ASSERT_EQ(measure.unusable_capacity_after(node, state, used_ascending, placed, device),
+                  measure.unusable_capacity_after(node, state, placed, device))
             << "trial " << trial << ", device " << device;
         const TesseraMeasure::GroupGrowth growth = measure.group_growth(node, state, placed, device);
         for (size_t i = 0; i < sizes.size(); ++i) {

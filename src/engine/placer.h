@@ -102,13 +102,11 @@ class Placer {
   struct Verdict {
     Predicate predicate = Predicate::kFits;
     int32_t device_code = -1;  // the chosen device, as ClusterState::device_code
-    double score = 0;
-    // The node scored and its chosen device, so that asking about that node again (the cluster
-    // term, for every pod of the shape) needs no search of its devices by code while the device
-    // still has that code.
+    // The score, the chosen device of the node scored and the parts, handed as they are to the
+    // cluster term for every pod of the shape that asks about that node again, while the device
+    // still has that code (otherwise the device is found by its code).
+    PlacementChoice choice;
     NodeIndex scored_node = -1;
-    int scored_device = -1;
-    std::array<float, kScoreParts> parts{};  // PlacementChoice::parts
   };
 
   // Clears the caches when they serve another cluster or grew too large.

@@ -167,19 +167,51 @@ TesseraMeasure::Summary TesseraMeasure::summarize(const NodeSpec& node, const No
           pod->gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
     }
   }
+  std::sort(summary.free_ascending.begin(), summary.free_ascending.begin() + summary.count);
+  count_devices(summary);
+  return summary;
+}
+
+TesseraMeasure::Summary TesseraMeasure::summarize_sorted(const NodeSpec& node, const NodeState& state,
+                                                         std::span<const int16_t> used_ascending, const PodSpec& pod,
+                                                         int device) {
+  Summary summary;
+  summary.free = state.free - pod.request;
+  summary.count = static_cast<int>(used_ascending.size());
+  const auto free = summary.free_ascending.begin();
+  const auto end = free + summary.count;
+  std::transform(used_ascending.rbegin(), used_ascending.rend(), free,
+                 [](int16_t used) { return kMilliPerGpu - used; });
+  if (pod.gpu.kind == GpuRequest::Kind::kWhole) {
+    // Its devices are idle ones, the last in the order; they go first with nothing free.
+    int taken = 0;
+    while (taken < pod.gpu.whole_gpus && taken < summary.count && *(end - 1 - taken) == kMilliPerGpu) ++taken;
+    std::move_backward(free, end - taken, end);
+    std::fill(free, free + taken, 0);
+  } else if (pod.gpu.is_fractional() && device >= 0) {
+    // One device with this much free has less: it moves down to its place in the order.
+    const int was = state.gpu_free_milli(device);
+    const int now = was - pod.gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
+    auto at = std::lower_bound(free, end, was);
+    for (; at != free && *(at - 1) > now; --at) *at = *(at - 1);
+    *at = now;
+  }
+  count_devices(summary);
+  return summary;
+}
+
+void TesseraMeasure::count_devices(Summary& summary) {
   for (int i = 0; i < summary.count; ++i) {
     const int free = summary.free_ascending[static_cast<size_t>(i)];
     summary.idle += free == kMilliPerGpu ? 1 : 0;
     summary.free_total += free;
   }
-  std::sort(summary.free_ascending.begin(), summary.free_ascending.begin() + summary.count);
   summary.max_free = summary.count > 0 ? summary.free_ascending[static_cast<size_t>(summary.count - 1)] : 0;
   while (summary.partial_begin < summary.count &&
          summary.free_ascending[static_cast<size_t>(summary.partial_begin)] == 0) {
     ++summary.partial_begin;
   }
   summary.partial_end = summary.count - summary.idle;
-  return summary;
 }
 
 double TesseraMeasure::unusable_capacity(const NodeSpec& node, const NodeState& state) const {
@@ -193,6 +225,14 @@ double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeS
   if (node.gpus.empty()) return 0;
   if (!uniform_devices_) return unusable_capacity(node, state_after(node, state, pod, device));
   return unusable_capacity(summarize(node, state, &pod, device));
+}
+
+double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state,
+                                               std::span<const int16_t> used_ascending, const PodSpec& pod,
+                                               int device) const {
+  if (node.gpus.empty()) return 0;
+  if (!uniform_devices_) return unusable_capacity(node, state_after(node, state, pod, device));
+  return unusable_capacity(summarize_sorted(node, state, used_ascending, pod, device));
 }
 
 int64_t TesseraMeasure::gpu_capacity(const GpuNeed& need, const Summary& summary) {
@@ -220,16 +260,30 @@ double TesseraMeasure::unusable_capacity(const Summary& summary) const {
   return expected;
 }
 
-TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NodeSpec& node, const NodeState& state,
-                                                         const PodSpec& pod, int device) const {
-  GroupGrowth growth{};
-  if (!uniform_devices_ || group_needs_.empty()) return growth;
+TesseraMeasure::GroupParts TesseraMeasure::group_parts(const NodeState& state) const {
+  GroupParts parts;
+  if (!uniform_devices_ || group_needs_.empty()) return parts;
   // A type of several whole GPUs reads only the idle devices, the free total and the free CPU
   // and memory: no summary of the devices' free shares is needed.
-  const int idle = state.idle_devices();
-  const int64_t free_total = state.gpu_free_total();
-  int idle_after = idle;
-  int64_t free_total_after = free_total;
+  parts.idle = state.idle_devices();
+  parts.free_total = state.gpu_free_total();
+  for (size_t i = 0; i < group_needs_.size(); ++i) {
+    const int size = gpu_needs_[group_needs_[i].need].whole_gpus;
+    parts.part[i] = parts.free_total == 0
+                        ? 0
+                        : need_unusable(group_needs_[i].need, parts.idle >= size ? parts.idle / size : -1, state.free,
+                                        parts.free_total);
+  }
+  return parts;
+}
+
+TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NodeSpec& node, const NodeState& state,
+                                                         const PodSpec& pod, int device,
+                                                         const GroupParts& before) const {
+  GroupGrowth growth{};
+  if (!uniform_devices_ || group_needs_.empty()) return growth;
+  int idle_after = before.idle;
+  int64_t free_total_after = before.free_total;
   if (pod.gpu.kind == GpuRequest::Kind::kWhole) {
     idle_after -= pod.gpu.whole_gpus;
     free_total_after -= int64_t{pod.gpu.whole_gpus} * kMilliPerGpu;
@@ -238,14 +292,13 @@ TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NodeSpec& node, c
     free_total_after -= pod.gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
   }
   const Resources free_after = state.free - pod.request;
-  for (const GroupNeed& group : group_needs_) {
+  for (size_t i = 0; i < group_needs_.size(); ++i) {
+    const GroupNeed& group = group_needs_[i];
     const int size = gpu_needs_[group.need].whole_gpus;
-    const double was =
-        free_total == 0 ? 0 : need_unusable(group.need, idle >= size ? idle / size : -1, state.free, free_total);
     const double now = free_total_after == 0 ? 0
                                              : need_unusable(group.need, idle_after >= size ? idle_after / size : -1,
                                                              free_after, free_total_after);
-    growth[group.group] += now - was;
+    growth[group.group] += now - before.part[i];
   }
   return growth;
 }

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <vector>
 
 #include "core/node.h"
@@ -41,6 +42,10 @@ class TesseraMeasure {
   // The same of the state with `pod` placed (on `device` for a fraction), as state_after
   // (device_choice.h) would make it, without copying the state.
   double unusable_capacity_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) const;
+  // The same, given the milli in use on each of the state's devices in ascending order (as the
+  // tessera policy's cache of T keeps them): the devices need not be sorted again.
+  double unusable_capacity_after(const NodeSpec& node, const NodeState& state, std::span<const int16_t> used_ascending,
+                                 const PodSpec& pod, int device) const;
   const WorkloadMix& mix() const { return mix_; }  // the node's GPU types, as shares of its types
   bool uniform_devices() const { return uniform_devices_; }
 
@@ -53,7 +58,20 @@ class TesseraMeasure {
   // the part of T of the types of that size grows when `pod` is placed (on `device` for a
   // fraction). Zeros on a node of unlike devices, which the general definitions serve.
   using GroupGrowth = std::array<double, kMaxGroupSizes>;
-  GroupGrowth group_growth(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) const;
+  GroupGrowth group_growth(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) const {
+    return group_growth(node, state, pod, device, group_parts(state));
+  }
+  // What group_growth reads of the state before the placement: each group size's part of T (by
+  // the measure's own order of them) and the idle devices and free GPU it was counted from. It
+  // depends on the state alone, so the tessera policy remembers it with T (tessera_policy.h).
+  struct GroupParts {
+    GroupGrowth part{};
+    int idle = 0;
+    int64_t free_total = 0;
+  };
+  GroupParts group_parts(const NodeState& state) const;
+  GroupGrowth group_growth(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device,
+                           const GroupParts& before) const;
 
   // Whether a pod of `type` could run on an empty node like `node` (CPU, memory, GPU models,
   // GPU count, a device large enough).
@@ -78,7 +96,7 @@ class TesseraMeasure {
   // A state of a node of like devices, as the measure reads it.
   struct Summary {
     Resources free;
-    std::array<int, kMaxUniformDevices> free_ascending{};
+    std::array<int, kMaxUniformDevices> free_ascending;  // the first `count` only: filling all would cost more
     int count = 0;
     int idle = 0;
     int max_free = 0;
@@ -87,6 +105,11 @@ class TesseraMeasure {
     int partial_end = 0;
   };
   static Summary summarize(const NodeSpec& node, const NodeState& state, const PodSpec* pod, int device);
+  // summarize of the state with `pod` placed, from its devices' use in ascending order.
+  static Summary summarize_sorted(const NodeSpec& node, const NodeState& state, std::span<const int16_t> used_ascending,
+                                  const PodSpec& pod, int device);
+  // The counts of a summary whose free_ascending is filled in and sorted.
+  static void count_devices(Summary& summary);
   double unusable_capacity(const Summary& summary) const;
   // How many pods of the need the summarised devices hold by their GPUs alone, in the unit the
   // need is counted by (whole pods of whole_gpus devices, or portions); -1: none fits, or it asks

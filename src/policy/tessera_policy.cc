@@ -54,19 +54,25 @@ size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   return static_cast<size_t>(hash);
 }
 
-double TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state) {
+std::optional<TesseraPolicy::StateKey> TesseraPolicy::state_key(const TesseraMeasure& measure, const NodeState& state) {
   StateKey key;
   const size_t devices = state.gpu_used_milli.size();
-  if (!measure.uniform_devices() || devices > key.used_ascending.size()) return measure.unusable_capacity(node, state);
+  if (!measure.uniform_devices() || devices > key.used_ascending.size()) return std::nullopt;
   key.measure = &measure;
   key.free_cpu_milli = state.free.cpu_milli;
   key.free_memory_bytes = state.free.memory_bytes;
   std::copy(state.gpu_used_milli.begin(), state.gpu_used_milli.end(), key.used_ascending.begin());
   std::sort(key.used_ascending.begin(), key.used_ascending.begin() + static_cast<long>(devices));
+  return key;
+}
+
+TesseraPolicy::Before TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node,
+                                                     const NodeState& state, const std::optional<StateKey>& key) {
+  if (!key) return {measure.unusable_capacity(node, state), measure.group_parts(state)};
   constexpr size_t kMaxRemembered = size_t{1} << 20;  // bounded; entries are cheap to recompute
   if (before_.size() >= kMaxRemembered) before_.clear();
-  auto [it, inserted] = before_.try_emplace(key, 0.0);
-  if (inserted) it->second = measure.unusable_capacity(node, state);
+  auto [it, inserted] = before_.try_emplace(*key);
+  if (inserted) it->second = {measure.unusable_capacity(node, state), measure.group_parts(state)};
   return it->second;
 }
 
@@ -86,28 +92,36 @@ double quantised(double score) { return rounded(score / kGrowthQuantumMilli) * k
 
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
   const TesseraMeasure& measure = measure_for(node.spec);
-  const double before = unusable_before(measure, node.spec, node.state);
+  const std::optional<StateKey> key = state_key(measure, node.state);
+  const Before before = unusable_before(measure, node.spec, node.state, key);
+  // T after the placement, from the devices as the key sorted them where there is one.
+  auto unusable_after = [&](int device) {
+    if (!key) return measure.unusable_capacity_after(node.spec, node.state, pod, device);
+    const std::span<const int16_t> used(key->used_ascending.data(), node.state.gpu_used_milli.size());
+    return measure.unusable_capacity_after(node.spec, node.state, used, pod, device);
+  };
   if (!pod.gpu.is_fractional()) {
-    const double raw = before - measure.unusable_capacity_after(node.spec, node.state, pod, -1);
+    const double raw = before.unusable - unusable_after(-1);
     PlacementChoice choice{quantised(raw), -1};
-    set_group_parts(measure, node, pod, raw, choice);
+    set_group_parts(measure, node, pod, before, raw, choice);
     return choice;
   }
   PlacementChoice best{0, -1};
   for (int device : fraction_candidates(node.spec, node.state, pod)) {
-    const double growth = measure.unusable_capacity_after(node.spec, node.state, pod, device) - before;
+    const double growth = unusable_after(device) - before.unusable;
     if (best.device < 0 || -growth > best.score) best = {-growth, device};
   }
   const double raw = best.score;
   best.score = quantised(raw);
-  set_group_parts(measure, node, pod, raw, best);
+  set_group_parts(measure, node, pod, before, raw, best);
   return best;
 }
 
-void TesseraPolicy::set_group_parts(const TesseraMeasure& measure, const NodeView& node, const PodSpec& pod, double raw,
-                                    PlacementChoice& choice) const {
+void TesseraPolicy::set_group_parts(const TesseraMeasure& measure, const NodeView& node, const PodSpec& pod,
+                                    const Before& before, double raw, PlacementChoice& choice) const {
   if (group_sizes_.empty() || !pod.gpu.wants_gpu() || (pod.gpu.is_fractional() && choice.device < 0)) return;
-  const TesseraMeasure::GroupGrowth growth = measure.group_growth(node.spec, node.state, pod, choice.device);
+  const TesseraMeasure::GroupGrowth growth =
+      measure.group_growth(node.spec, node.state, pod, choice.device, before.groups);
   for (size_t i = 0; i < group_sizes_.size(); ++i) choice.parts[i] = static_cast<float>(growth[i]);
   choice.parts[kRawScorePart] = static_cast<float>(raw);
 }

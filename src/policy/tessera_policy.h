@@ -95,11 +95,18 @@ class TesseraPolicy final : public PlacementPolicy {
   };
 
   const TesseraMeasure& measure_for(const NodeSpec& node) const;
-  // T of a state before the placement: the same state is asked about for every pod shape that
-  // comes to it, so it is remembered by the kind of node and the state, its devices in any order
-  // (T ignores order). (Remembering the states after a placement too saved few computations and
-  // made the table large enough to slow a replay.)
-  double unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
+  // T of a state before the placement, and the parts of it group_growth reads: the same state is
+  // asked about for every pod shape that comes to it, so they are remembered by the kind of node
+  // and the state, its devices in any order (neither depends on it). (Remembering the states after
+  // a placement too saved few computations and made the table large enough to slow a replay.)
+  struct Before {
+    double unusable = 0;
+    TesseraMeasure::GroupParts groups;
+  };
+  // The state's key in that table: none where it is not remembered (devices unlike, or too many).
+  static std::optional<StateKey> state_key(const TesseraMeasure& measure, const NodeState& state);
+  Before unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state,
+                         const std::optional<StateKey>& key);
   // Whether the mix, filling the cluster's GPUs, asks for no more than its CPU: where CPU runs out
   // first, the gaps left on GPUs are not what limits the packing, and the sum-of-squares term is
   // off (worked out on the first call: an instance serves one cluster).
@@ -117,8 +124,8 @@ class TesseraPolicy final : public PlacementPolicy {
   static constexpr size_t kRawScorePart = kScoreParts - 1;
   // Into the choice's parts: the growth of each group size's part of T (TesseraMeasure::group_growth)
   // and the score before rounding, `raw`.
-  void set_group_parts(const TesseraMeasure& measure, const NodeView& node, const PodSpec& pod, double raw,
-                       PlacementChoice& choice) const;
+  void set_group_parts(const TesseraMeasure& measure, const NodeView& node, const PodSpec& pod, const Before& before,
+                       double raw, PlacementChoice& choice) const;
 
   WorkloadMix mix_;
   ModelScarcity scarcity_;
@@ -160,7 +167,7 @@ class TesseraPolicy final : public PlacementPolicy {
   // on first use, and found by the node spec's address after that (specs never change).
   mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;
   mutable std::unordered_map<const NodeSpec*, const TesseraMeasure*> measure_of_node_;
-  std::unordered_map<StateKey, double, StateKeyHash> before_;
+  std::unordered_map<StateKey, Before, StateKeyHash> before_;
 };
 
 }  // namespace tessera
