@@ -153,16 +153,11 @@ double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const P
 }
 
 double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict) {
-  if (!cluster_term_) return 0;
-  const PlacementChoice& scored = verdict.choice;
-  if (scored.device < 0 ||
-      (node == verdict.scored_node && cluster.device_code(node, scored.device) == verdict.device_code)) {
-    return cluster_term(cluster, node, pod, scored);
-  }
+  int device = verdict.scored_device;
   // Another node of the group, or the node left it and came back with its devices in another order.
-  PlacementChoice choice = scored;
-  choice.device = device_of(cluster, node, verdict.device_code);
-  return cluster_term(cluster, node, pod, choice);
+  if (device >= 0 && (node != verdict.scored_node || cluster.device_code(node, device) != verdict.device_code))
+    device = device_of(cluster, node, verdict.device_code);
+  return cluster_term(cluster, node, pod, PlacementChoice{verdict.score, device, verdict.parts});
 }
 
 int Placer::device_of(const ClusterState& cluster, NodeIndex node, int32_t device_code) {
@@ -214,10 +209,12 @@ const Placer::Verdict& Placer::verdict(const ClusterState& cluster, const NodeGr
     NodeView node = cluster.view(group.representative);
     verdict.predicate = check_node(node.spec, node.state, pod);
     if (verdict.predicate == Predicate::kFits) {
-      verdict.choice = policy_.score(node, pod);
-      const int device = verdict.choice.device;
-      verdict.device_code = device >= 0 ? cluster.device_code(group.representative, device) : -1;
+      PlacementChoice choice = policy_.score(node, pod);
+      verdict.score = choice.score;
+      verdict.device_code = choice.device >= 0 ? cluster.device_code(group.representative, choice.device) : -1;
       verdict.scored_node = group.representative;
+      verdict.scored_device = choice.device;
+      verdict.parts = choice.parts;
     }
   }
   return verdict;
@@ -226,7 +223,7 @@ const Placer::Verdict& Placer::verdict(const ClusterState& cluster, const NodeGr
 Binding Placer::binding_for(const ClusterState& cluster, NodeIndex node, const PodSpec& pod,
                             const Verdict& verdict) const {
   return make_binding(cluster.view(node), pod,
-                      PlacementChoice{verdict.choice.score, device_of(cluster, node, verdict.device_code)});
+                      PlacementChoice{verdict.score, device_of(cluster, node, verdict.device_code)});
 }
 
 std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
@@ -256,7 +253,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       if (why) why->count(found.predicate, group.size, cluster.node_spec(representative), pod);
       return;
     }
-    const double score = found.choice.score + cluster_term(cluster, representative, pod, found);
+    const double score = found.score + (cluster_term_ ? cluster_term(cluster, representative, pod, found) : 0);
     if (best && score < best_score) return;
     const NodeIndex node = contender(group);
     if (takes_the_lead(score, node, group.size, best ? std::optional(best_score) : std::nullopt, best_node)) {
@@ -297,18 +294,21 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
       NodeView view = cluster.view(node);
       found.predicate = check_node(view.spec, view.state, pod);
       if (found.predicate == Predicate::kFits) {
-        found.choice = policy_.score(view, pod);
-        found.device_code = found.choice.device >= 0 ? cluster.device_code(node, found.choice.device) : -1;
+        PlacementChoice choice = policy_.score(view, pod);
+        found.score = choice.score;
+        found.device_code = choice.device >= 0 ? cluster.device_code(node, choice.device) : -1;
         found.scored_node = node;
+        found.scored_device = choice.device;
+        found.parts = choice.parts;
       }
     }
     if (found.predicate != Predicate::kFits) {
       if (why) why->count(found.predicate, 1, cluster.node_spec(node), pod);
       continue;
     }
-    found.choice.score += cluster_term(cluster, node, pod, found);
+    if (cluster_term_) found.score += cluster_term(cluster, node, pod, found);
     // Ties go to the earliest listed node, not at random: a domain's nodes are few.
-    if (!best || found.choice.score > best->choice.score) {
+    if (!best || found.score > best->score) {
       best = found;
       best_node = node;
     }

@@ -102,11 +102,13 @@ class Placer {
   struct Verdict {
     Predicate predicate = Predicate::kFits;
     int32_t device_code = -1;  // the chosen device, as ClusterState::device_code
-    // The score, the chosen device of the node scored and the parts, handed as they are to the
-    // cluster term for every pod of the shape that asks about that node again, while the device
-    // still has that code (otherwise the device is found by its code).
-    PlacementChoice choice;
+    double score = 0;
+    // The node scored and its chosen device, so that asking about that node again (the cluster
+    // term, for every pod of the shape) needs no search of its devices by code while the device
+    // still has that code.
     NodeIndex scored_node = -1;
+    int scored_device = -1;
+    std::array<float, kScoreParts> parts{};  // PlacementChoice::parts
   };
 
   // Clears the caches when they serve another cluster or grew too large.
@@ -133,6 +135,8 @@ class Placer {
   // The policy's cluster-wide term for the node (PlacementPolicy::cluster_term), never cached;
   // `choice` what the score chose there: its device and parts.
   double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const PlacementChoice& choice);
+  // The same for a cached verdict, asked only where the pod has such a term (cluster_term_): the
+  // callers test it first, as a call for every node group would cost the policies without one.
   double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict);
   // The node's device a verdict's device code stands for; -1 for none.
   static int device_of(const ClusterState& cluster, NodeIndex node, int32_t device_code);

@@ -137,8 +137,10 @@ inline double TesseraPolicy::idle_group_term(const PodSpec& pod, const GpuSupply
   // Kept for the search under way; asked here first, as the engine asks for every node.
   const SparedGroups& spared = in_search_ && spared_groups_.search == search_ ? spared_groups_ : spared_groups(supply);
   if (!spared.any) return 0;
+  // Over every slot, a fixed count the compiler unrolls: past the mix's sizes both factors are 0,
+  // and adding 0 leaves the sum as it was.
   double change = 0;
-  for (size_t i = 0; i < group_sizes_.size(); ++i) change += spared.spared[i] * choice.parts[i];
+  for (size_t i = 0; i < TesseraMeasure::kMaxGroupSizes; ++i) change += spared.spared[i] * choice.parts[i];
   if (change == 0) return 0;
   // The score with the weights, rounded once as the score is, less the score as cached.
   return quantised(choice.parts[kRawScorePart] + change) - choice.score;
