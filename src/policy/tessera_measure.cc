@@ -145,28 +145,11 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
   }
 }
 
-TesseraMeasure::Summary TesseraMeasure::summarize(const NodeSpec& node, const NodeState& state, const PodSpec* pod,
-                                                  int device) {
+TesseraMeasure::Summary TesseraMeasure::summarize(const NodeSpec& node, const NodeState& state) {
   Summary summary;
   summary.free = state.free;
   summary.count = node.gpu_count();
   for (int i = 0; i < summary.count; ++i) summary.free_ascending[static_cast<size_t>(i)] = state.gpu_free_milli(i);
-  if (pod != nullptr) {  // the state with the pod placed, as state_after would make it
-    summary.free -= pod->request;
-    if (pod->gpu.kind == GpuRequest::Kind::kWhole) {
-      // Its devices are idle ones; which of them does not matter on a node of like devices.
-      int taken = 0;
-      for (int i = 0; i < summary.count && taken < pod->gpu.whole_gpus; ++i) {
-        if (summary.free_ascending[static_cast<size_t>(i)] == kMilliPerGpu) {
-          summary.free_ascending[static_cast<size_t>(i)] = 0;
-          ++taken;
-        }
-      }
-    } else if (pod->gpu.is_fractional() && device >= 0) {
-      summary.free_ascending[static_cast<size_t>(device)] -=
-          pod->gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
-    }
-  }
   std::sort(summary.free_ascending.begin(), summary.free_ascending.begin() + summary.count);
   count_devices(summary);
   return summary;
@@ -217,14 +200,18 @@ void TesseraMeasure::count_devices(Summary& summary) {
 double TesseraMeasure::unusable_capacity(const NodeSpec& node, const NodeState& state) const {
   if (node.gpus.empty()) return 0;
   if (!uniform_devices_) return stranded_behind_resources(state, mix_) + expected_stranded_capacity(node, state, mix_);
-  return unusable_capacity(summarize(node, state, nullptr, -1));
+  return unusable_capacity(summarize(node, state));
 }
 
 double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod,
                                                int device) const {
   if (node.gpus.empty()) return 0;
   if (!uniform_devices_) return unusable_capacity(node, state_after(node, state, pod, device));
-  return unusable_capacity(summarize(node, state, &pod, device));
+  // Sorted here, so that the pod is placed in the summary in one way only (summarize_sorted).
+  std::array<int16_t, kMaxUniformDevices> used_ascending;  // a node of like devices has at most this many
+  const auto used_end = std::copy(state.gpu_used_milli.begin(), state.gpu_used_milli.end(), used_ascending.begin());
+  std::sort(used_ascending.begin(), used_end);
+  return unusable_capacity_after(node, state, std::span<const int16_t>(used_ascending.begin(), used_end), pod, device);
 }
 
 double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state,

@@ -104,8 +104,9 @@ class TesseraMeasure {
     int partial_begin = 0;  // [partial_begin, partial_end): devices in use but not full
     int partial_end = 0;
   };
-  static Summary summarize(const NodeSpec& node, const NodeState& state, const PodSpec* pod, int device);
-  // summarize of the state with `pod` placed, from its devices' use in ascending order.
+  static Summary summarize(const NodeSpec& node, const NodeState& state);
+  // summarize of the state with `pod` placed (on `device` for a fraction), as state_after would
+  // make it, from its devices' use in ascending order.
   static Summary summarize_sorted(const NodeSpec& node, const NodeState& state, std::span<const int16_t> used_ascending,
                                   const PodSpec& pod, int device);
   // The counts of a summary whose free_ascending is filled in and sorted.
