@@ -5,7 +5,7 @@
 #   scripts/packing-generalisation.sh [--seeds N] [--policy LIST]
 #                                     [--set tuning|tuning-2|tuning-3|tuning-4|held-out-1|held-out-2|held-out-3|
 #                                            held-out-4|held-out-5|tuning-5|held-out-6|
-#                                            held-out-7|held-out-8|held-out-9|all]
+#                                            held-out-7|held-out-8|held-out-9|held-out-10|all]
 #                                     [--tie-break T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -133,6 +133,15 @@ held_out_9=(mix:base=gpushare40,multi-gpu=0.07,seed=901 mix:base=gpushare40,mult
           mix:base=gpushare20,multi-gpu=0.07,seed=908 mix:one-gpu=0.4,multi-gpu=0.08,seed=909
           mix:multi-gpu=0.08,gpu-spec=0.1,seed=910 mix:base=gpushare60,one-gpu=0.3,multi-gpu=0.08,seed=911
           mix:base=gpushare40,multi-gpu=0.05,cpu-only=0.15,seed=912)
+# Held out, tenth round: drawn before the tie among a fraction's devices that score alike was
+# settled by their use rather than their index, and run with the policy before and after it: lists
+# with many fractions, where such ties arise, of the trace's portions and of others.
+held_out_10=(mix:portions=even,seed=1001 mix:base=gpushare40,seed=1002 mix:base=gpushare60,seed=1003
+          mix:base=gpushare80,multi-gpu=0.04,seed=1004 mix:sharing=0.5,seed=1005
+          mix:sharing=0.7,multi-gpu=0.05,seed=1006 mix:base=gpushare100,gpu-spec=0.2,seed=1007
+          mix:portions=even,multi-gpu=0.06,seed=1008 mix:base=gpushare20,seed=1009
+          mix:sharing=0.4,gpu-spec=0.25,seed=1010 mix:base=gpushare40,cpu-only=0.2,seed=1011
+          mix:portions=250/500/750,sharing=0.5,seed=1012)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -201,4 +210,5 @@ PY
 [[ $set_name == held-out-7 || $set_name == all ]] && run_set held-out-7 "${held_out_7[@]}"
 [[ $set_name == held-out-8 || $set_name == all ]] && run_set held-out-8 "${held_out_8[@]}"
 [[ $set_name == held-out-9 || $set_name == all ]] && run_set held-out-9 "${held_out_9[@]}"
+[[ $set_name == held-out-10 || $set_name == all ]] && run_set held-out-10 "${held_out_10[@]}"
 exit 0
