@@ -1,5 +1,7 @@
 #include "policy/device_choice.h"
 
+#include <tuple>
+
 #include "policy/feasibility.h"
 
 namespace tessera {
@@ -29,6 +31,15 @@ std::vector<int> fraction_candidates(const NodeSpec& node, const NodeState& stat
     if (!duplicate) candidates.push_back(device);
   }
   return candidates;
+}
+
+bool fills_first(const NodeSpec& node, const NodeState& state, int a, int b) {
+  auto order = [&](int device) {
+    const GpuDevice& spec = node.gpus[static_cast<size_t>(device)];
+    return std::tuple(-state.gpu_used_milli[static_cast<size_t>(device)], -state.device_burst_milli(device), spec.model,
+                      spec.memory_bytes);
+  };
+  return order(a) < order(b);
 }
 
 NodeState state_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) {

@@ -17,6 +17,12 @@ std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& s
 // equal an earlier candidate's (they would score the same).
 std::vector<int> fraction_candidates(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
 
+// Whether device `a` comes before device `b` where a policy scores them alike: the one more used
+// first, then by burst, model and memory, never by index. Nodes that hold the same on devices in
+// different orders (one node group) then choose the same kind of device, and a policy's
+// cluster-wide term, which reads the device, is the same on each of them.
+bool fills_first(const NodeSpec& node, const NodeState& state, int a, int b);
+
 // The state the node would be in after the pod is placed on `device` (fractional) or on its
 // whole devices.
 NodeState state_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device);

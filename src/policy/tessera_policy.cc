@@ -109,7 +109,10 @@ PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
   PlacementChoice best{0, -1};
   for (int device : fraction_candidates(node.spec, node.state, pod)) {
     const double growth = unusable_after(device) - before.unusable;
-    if (best.device < 0 || -growth > best.score) best = {-growth, device};
+    if (best.device < 0 || -growth > best.score ||
+        (-growth == best.score && fills_first(node.spec, node.state, device, best.device))) {
+      best = {-growth, device};
+    }
   }
   const double raw = best.score;
   best.score = quantised(raw);
