@@ -162,16 +162,27 @@ TEST(EngineProperties, RandomGangsKeepInvariantsAndMatchBruteForce) {
 
 // Many nodes alike and mostly GPU fractions: groups of several nodes whose devices are used in
 // different orders, so a verdict scored on one member serves another, whose chosen device is
-// another index (the policy's cluster-wide term for a fraction reads that device).
-RandomWorld alike_world(std::mt19937_64& random) {
+// another index (the policy's cluster-wide term for a fraction reads that device). With
+// `mixed_devices`, nodes mix GPU models and memory sizes, where which devices of a kind are busy
+// must not change what a whole-GPU pod takes, and pods ask for GPU memory and name models.
+RandomWorld alike_world(std::mt19937_64& random, bool mixed_devices) {
   RandomWorld world;
   auto pick = [&random](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
-  const GpuModelId model = *world.cluster->models.intern("A100");
+  const GpuModelId models[] = {*world.cluster->models.intern("A100"), *world.cluster->models.intern("H100")};
   const int kinds = pick(1, 2);
   for (int kind = 0; kind < kinds; ++kind) {
     NodeSpec node;
     node.allocatable = {64000, 512 * kGiB};
-    node.gpus.assign(static_cast<size_t>(pick(2, 4)), GpuDevice{model, 80 * kGiB});
+    const int devices = pick(2, 4);
+    if (mixed_devices) {
+      for (int device = 0; device < devices; ++device) {
+        const GpuModelId model = models[pick(0, 1) ? 0 : 1];
+        node.gpus.push_back(GpuDevice{model, pick(0, 1) ? 80 * kGiB : 40 * kGiB});
+      }
+      node.gpu_memory_overcommit_milli = 1000 + 500 * pick(0, 2);
+    } else {
+      node.gpus.assign(static_cast<size_t>(devices), GpuDevice{models[0], 80 * kGiB});
+    }
     const int copies = pick(2, 6);
     for (int i = 0; i < copies; ++i) {
       node.name = fmt::format("n{}-{}", kind, i);
@@ -182,21 +193,35 @@ RandomWorld alike_world(std::mt19937_64& random) {
   // Fractions already running on devices chosen at random, so that nodes alike in what they hold
   // hold it on devices in different orders.
   for (NodeIndex node = 0; node < static_cast<NodeIndex>(world.cluster->nodes.size()); ++node) {
-    const int devices = world.cluster->nodes[static_cast<size_t>(node)].gpu_count();
-    const int device = pick(0, devices - 1);
+    const NodeSpec& spec = world.cluster->nodes[static_cast<size_t>(node)];
+    const int device = pick(0, spec.gpu_count() - 1);
     if (pick(0, 1) == 0) continue;
     PodSpec pod;
     pod.name = fmt::format("running-{}", node);
     pod.request = {1000, kGiB};
     pod.gpu = GpuRequest::portion(shares[pick(0, 4)]);
-    world.running.emplace_back(pod, Binding::on_device(node, device, pod.gpu, 80 * kGiB));
+    world.running.emplace_back(
+        pod, Binding::on_device(node, device, pod.gpu, spec.gpus[static_cast<size_t>(device)].memory_bytes));
   }
   const int pods = pick(10, 60);
   for (int i = 0; i < pods; ++i) {
     PodSpec pod;
     pod.name = fmt::format("p{}", i);
     pod.request = {pick(1, 2) * 1000, int64_t{pick(1, 8)} * kGiB};
-    pod.gpu = pick(0, 4) == 0 ? GpuRequest::whole(pick(1, 2)) : GpuRequest::portion(shares[pick(0, 4)]);
+    if (!mixed_devices) {
+      pod.gpu = pick(0, 4) == 0 ? GpuRequest::whole(pick(1, 2)) : GpuRequest::portion(shares[pick(0, 4)]);
+    } else {
+      const int kind = pick(0, 5);
+      if (kind == 0) {
+        pod.gpu = GpuRequest::whole(pick(1, 2));
+      } else if (kind == 1) {
+        const int64_t request = int64_t{pick(4, 40)} * kGiB;
+        pod.gpu = GpuRequest::memory(request, request + int64_t{pick(0, 20)} * kGiB);
+      } else {
+        pod.gpu = GpuRequest::portion(shares[pick(0, 4)]);
+      }
+      if (pick(0, 3) == 0) pod.allowed_models.add(models[pick(0, 1) ? 0 : 1]);
+    }
     world.pods.push_back(pod);
   }
   return world;
@@ -206,11 +231,23 @@ TEST(EngineProperties, VerdictsServeOtherMembersOfTheirGroupAsBruteForce) {
   std::mt19937_64 random(20261127);
   int placements = 0;
   for (int world_index = 0; world_index < 600; ++world_index) {
-    const RandomWorld world = alike_world(random);
+    const RandomWorld world = alike_world(random, false);
     placements += place_and_check(world, world_index % 2 == 0 ? "tessera" : "fgd", random, world_index);
     if (::testing::Test::HasFailure()) return;
   }
-  EXPECT_GT(placements, 5000);
+  EXPECT_GT(placements, 3000);
+}
+
+TEST(EngineProperties, NodesOfMixedDevicesServeTheirGroupAsBruteForce) {
+  std::mt19937_64 random(778);
+  int placements = 0;
+  for (int world_index = 0; world_index < 2000; ++world_index) {
+    const RandomWorld world = alike_world(random, true);
+    const std::string& policy_name = policy_names()[static_cast<size_t>(world_index) % policy_names().size()];
+    placements += place_and_check(world, policy_name, random, world_index);
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(placements, 3000);
 }
 
 }  // namespace

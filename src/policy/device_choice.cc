@@ -1,5 +1,6 @@
 #include "policy/device_choice.h"
 
+#include <algorithm>
 #include <tuple>
 
 #include "policy/feasibility.h"
@@ -7,12 +8,26 @@
 namespace tessera {
 
 std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
+  const auto wanted = static_cast<size_t>(std::max(pod.gpu.whole_gpus, 0));
+  const bool one_kind = std::all_of(node.gpus.begin(), node.gpus.end(),
+                                    [&](const GpuDevice& device) { return device == node.gpus.front(); });
   std::vector<int16_t> devices;
-  for (int device = 0; device < node.gpu_count() && static_cast<int>(devices.size()) < pod.gpu.whole_gpus; ++device) {
+  for (int device = 0; device < node.gpu_count() && (!one_kind || devices.size() < wanted); ++device) {
     if (state.device_is_idle(device) && pod.allowed_models.allows(node.gpus[device].model)) {
       devices.push_back(static_cast<int16_t>(device));
     }
   }
+  if (devices.size() <= wanted) return devices;
+  // Of several kinds, by kind first: which kinds the pod takes then depends on how many of each
+  // are idle, not on which of them a fraction holds, so that nodes holding the same in different
+  // orders take alike.
+  std::stable_sort(devices.begin(), devices.end(), [&](int16_t a, int16_t b) {
+    const GpuDevice& first = node.gpus[static_cast<size_t>(a)];
+    const GpuDevice& second = node.gpus[static_cast<size_t>(b)];
+    return std::tie(first.memory_bytes, first.model) < std::tie(second.memory_bytes, second.model);
+  });
+  devices.resize(wanted);
+  std::sort(devices.begin(), devices.end());
   return devices;
 }
 

@@ -10,7 +10,9 @@
 
 namespace tessera {
 
-// The lowest-index idle devices of an allowed model, as many as the pod asks for.
+// Idle devices of an allowed model, as many as the pod asks for (all there are where fewer): the
+// lowest-index ones on a node of one kind of device; elsewhere those of the least memory first,
+// then by model, then by index, never by which devices of a kind happen to be busy.
 std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
 
 // Devices that can take the pod's fraction, skipping any whose model, memory, used portion and burst
