@@ -133,8 +133,9 @@ held_out_9=(mix:base=gpushare40,multi-gpu=0.07,seed=901 mix:base=gpushare40,mult
           mix:base=gpushare20,multi-gpu=0.07,seed=908 mix:one-gpu=0.4,multi-gpu=0.08,seed=909
           mix:multi-gpu=0.08,gpu-spec=0.1,seed=910 mix:base=gpushare60,one-gpu=0.3,multi-gpu=0.08,seed=911
           mix:base=gpushare40,multi-gpu=0.05,cpu-only=0.15,seed=912)
-# Held out, tenth round: drawn before the tie among a fraction's devices that score alike was
-# settled by their use rather than their index, and run with the policy before and after it: lists
+# Held out, tenth round: drawn before the rule that settles the tie among a fraction's devices that
+# score alike by their use rather than their index ran on any of them (it had run on the tuning
+# lists only), and run with the policy before and after it: lists
 # with many fractions, where such ties arise, of the trace's portions and of others.
 held_out_10=(mix:portions=even,seed=1001 mix:base=gpushare40,seed=1002 mix:base=gpushare60,seed=1003
           mix:base=gpushare80,multi-gpu=0.04,seed=1004 mix:sharing=0.5,seed=1005
