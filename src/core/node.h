@@ -1,6 +1,7 @@
 // A node as declared: allocatable CPU and memory, its GPU devices, labels and taints.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -34,6 +35,10 @@ struct NodeSpec {
   int gpu_memory_overcommit_milli = 1000;
 
   int gpu_count() const { return static_cast<int>(gpus.size()); }
+  // Whether every device is of one model and memory size (true without devices).
+  bool devices_alike() const {
+    return std::all_of(gpus.begin(), gpus.end(), [&](const GpuDevice& device) { return device == gpus.front(); });
+  }
 };
 
 }  // namespace tessera

@@ -9,8 +9,7 @@ namespace tessera {
 
 std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
   const auto wanted = static_cast<size_t>(std::max(pod.gpu.whole_gpus, 0));
-  const bool one_kind = std::all_of(node.gpus.begin(), node.gpus.end(),
-                                    [&](const GpuDevice& device) { return device == node.gpus.front(); });
+  const bool one_kind = node.devices_alike();
   std::vector<int16_t> devices;
   for (int device = 0; device < node.gpu_count() && (!one_kind || devices.size() < wanted); ++device) {
     if (state.device_is_idle(device) && pod.allowed_models.allows(node.gpus[device].model)) {

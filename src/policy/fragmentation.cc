@@ -71,10 +71,7 @@ struct UniformDevices {
 };
 
 bool summarize_uniform(const NodeSpec& node, const NodeState& state, UniformDevices& summary) {
-  if (node.gpus.size() > summary.free_ascending.size()) return false;
-  for (const GpuDevice& device : node.gpus) {
-    if (!(device == node.gpus.front())) return false;
-  }
+  if (node.gpus.size() > summary.free_ascending.size() || !node.devices_alike()) return false;
   summary.device = node.gpus.front();
   summary.count = node.gpu_count();
   for (int device = 0; device < summary.count; ++device) {

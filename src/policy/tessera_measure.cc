@@ -104,9 +104,7 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
   for (PodType& type : types) type.popularity /= kept;
   mix_ = WorkloadMix(std::move(types));
 
-  uniform_devices_ = !node.gpus.empty() && node.gpus.size() <= kMaxUniformDevices &&
-                     std::all_of(node.gpus.begin(), node.gpus.end(),
-                                 [&](const GpuDevice& device) { return device == node.gpus.front(); });
+  uniform_devices_ = !node.gpus.empty() && node.gpus.size() <= kMaxUniformDevices && node.devices_alike();
   if (!uniform_devices_) return;
   for (const PodType& type : mix_.types()) {
     GpuNeed need;
