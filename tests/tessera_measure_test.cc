@@ -66,8 +66,8 @@ TEST(TesseraMeasure, CpuOnlyTypesCountNothing) {
 }
 
 // Random states of random nodes: the measure equals R + S over the node's renormalised types,
-// the measure after a placement equals the measure of state_after (worked out from the devices
-// in any order or sorted by use), and each group size's growth
+// the measure after a placement equals the measure of state_after (worked out from the counts of
+// the devices taken in any order), and each group size's growth
 // (TesseraMeasure::group_growth) equals the growth of R + S over the node's types of that size.
 // The types draw their GPU requests from a few per node, so that types of one GPU need (which the
 // measure counts together where their CPU and memory allow) differ in what else they ask.
@@ -129,13 +129,23 @@ TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
             stranded_behind_resources(after, counted) + expected_stranded_capacity(node, after, counted);
         ASSERT_NEAR(measure.unusable_capacity_after(node, state, placed, device), expected, 1e-6)
             << "trial " << trial << ", device " << device;
-        // From the devices sorted by use, as the tessera policy's cache hands them: the very same.
-        std::vector<int16_t> used_ascending(state.gpu_used_milli.begin(), state.gpu_used_milli.end());
-        std::sort(used_ascending.begin(), used_ascending.end());
-        ASSERT_EQ(measure.unusable_capacity_after(node, state, used_ascending, placed, device),
+        // From the counts of another node of the group, its devices in another order, as the
+        // tessera policy's cache hands them: the very same.
+        NodeState permuted = state;
+        std::mt19937_64 order(static_cast<uint64_t>(trial));  // its own, to leave the states drawn as they were
+        std::shuffle(permuted.gpu_used_milli.begin(), permuted.gpu_used_milli.end(), order);
+        std::vector<int32_t> slots(measure.need_count());
+        const TesseraMeasure::DeviceCounts counts = measure.count_devices(node, permuted, slots);
+        ASSERT_EQ(measure.unusable_capacity(node, state, counts, slots), measure.unusable_capacity(node, state))
+            << "trial " << trial;
+        ASSERT_EQ(measure.unusable_capacity_after(node, state, counts, slots, placed, device),
                   measure.unusable_capacity_after(node, state, placed, device))
             << "trial " << trial << ", device " << device;
         const TesseraMeasure::GroupGrowth growth = measure.group_growth(node, state, placed, device);
+        // And from the needs' parts the measure after the placement wrote, as the policy reads them.
+        TesseraMeasure::NeedParts parts;
+        measure.unusable_capacity_after(node, state, counts, slots, placed, device, parts);
+        ASSERT_EQ(measure.group_growth(parts, measure.group_parts(state)), growth) << "trial " << trial;
         for (size_t i = 0; i < sizes.size(); ++i) {
           std::vector<PodType> of_size;
           for (const PodType& type_counted : counted.types()) {

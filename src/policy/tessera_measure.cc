@@ -21,21 +21,16 @@ double stranded_behind_resources(const NodeState& state, const WorkloadMix& mix)
 
 inline double TesseraMeasure::type_unusable(const CompactType& type, int64_t unit, int64_t capacity,
                                             const Resources& free, int64_t free_total) {
-  // R and S: every free GPU is lost to a type that no longer fits the CPU or memory.
-  if (!type.request.fits_in(free)) return type.popularity * 2 * static_cast<double>(free_total);
-  // What pods of the type alone could fill (S = free - usable): at most `capacity` by their GPUs,
-  // fewer where CPU or memory runs out first (checked by multiplying, as dividing for every
-  // type would cost more than the rest); nothing where no pod of it fits the devices, or it
-  // asks for no portion of a device (it fills none of them).
-  int64_t usable = 0;
-  if (capacity >= 0) {
-    const int64_t pods =
-        type.request.cpu_milli * capacity <= free.cpu_milli && type.request.memory_bytes * capacity <= free.memory_bytes
-            ? capacity
-            : std::min(capacity, pods_that_fit(free, type.request));
-    usable = pods * unit;
+  // What pods of the type alone could fill (S = free - usable): `capacity` by their GPUs where
+  // the free CPU and memory hold as many (checked by multiplying, as dividing for every type
+  // would cost more than the rest; then one pod fits too), fewer where they run out first.
+  int64_t pods = capacity;
+  if (type.request.cpu_milli * capacity > free.cpu_milli || type.request.memory_bytes * capacity > free.memory_bytes) {
+    // R and S: every free GPU is lost to a type that no longer fits the CPU or memory.
+    if (!type.request.fits_in(free)) return type.popularity * 2 * static_cast<double>(free_total);
+    pods = std::min(capacity, pods_that_fit(free, type.request));
   }
-  return type.popularity * static_cast<double>(free_total - std::min(usable, free_total));
+  return type.popularity * static_cast<double>(free_total - std::min(pods * unit, free_total));
 }
 
 inline double TesseraMeasure::need_unusable(size_t need, int64_t capacity, const Resources& free,
@@ -140,108 +135,132 @@ TesseraMeasure::TesseraMeasure(const NodeSpec& node, const WorkloadMix& mix) {
     gpu_needs_.clear();
     need_types_.clear();
     group_needs_.clear();
+    return;
+  }
+  for (size_t i = 0; i < gpu_needs_.size(); ++i) {
+    const GpuNeed& need = gpu_needs_[i];
+    if (need.whole_gpus > 0) {
+      whole_needs_.push_back({i, need.whole_gpus});
+    } else if (need.need > 0) {
+      portion_needs_.push_back({i, need.need, need.per_idle_device});
+    }
   }
 }
 
-TesseraMeasure::Summary TesseraMeasure::summarize(const NodeSpec& node, const NodeState& state) {
-  Summary summary;
-  summary.free = state.free;
-  summary.count = node.gpu_count();
-  for (int i = 0; i < summary.count; ++i) summary.free_ascending[static_cast<size_t>(i)] = state.gpu_free_milli(i);
-  std::sort(summary.free_ascending.begin(), summary.free_ascending.begin() + summary.count);
-  count_devices(summary);
-  return summary;
-}
-
-TesseraMeasure::Summary TesseraMeasure::summarize_sorted(const NodeSpec& node, const NodeState& state,
-                                                         std::span<const int16_t> used_ascending, const PodSpec& pod,
-                                                         int device) {
-  Summary summary;
-  summary.free = state.free - pod.request;
-  summary.count = static_cast<int>(used_ascending.size());
-  const auto free = summary.free_ascending.begin();
-  const auto end = free + summary.count;
-  std::transform(used_ascending.rbegin(), used_ascending.rend(), free,
-                 [](int16_t used) { return kMilliPerGpu - used; });
-  if (pod.gpu.kind == GpuRequest::Kind::kWhole) {
-    // Its devices are idle ones, the last in the order; they go first with nothing free.
-    int taken = 0;
-    while (taken < pod.gpu.whole_gpus && taken < summary.count && *(end - 1 - taken) == kMilliPerGpu) ++taken;
-    std::move_backward(free, end - taken, end);
-    std::fill(free, free + taken, 0);
-  } else if (pod.gpu.is_fractional() && device >= 0) {
-    // One device with this much free has less: it moves down to its place in the order.
-    const int was = state.gpu_free_milli(device);
-    const int now = was - pod.gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
-    auto at = std::lower_bound(free, end, was);
-    for (; at != free && *(at - 1) > now; --at) *at = *(at - 1);
-    *at = now;
+TesseraMeasure::DeviceCounts TesseraMeasure::count_devices(const NodeSpec& node, const NodeState& state,
+                                                           std::span<int32_t> slots) const {
+  DeviceCounts counts;
+  if (!uniform_devices_) return counts;         // the general definitions read no counts
+  std::array<int, kMaxUniformDevices> partial;  // the free milli of devices in use but not full
+  size_t partials = 0;
+  for (int device = 0; device < node.gpu_count(); ++device) {  // at most kMaxUniformDevices, as alike
+    const int free = state.gpu_free_milli(device);
+    counts.free_total += free;
+    if (free == kMilliPerGpu) {
+      ++counts.idle;
+    } else if (free > 0) {
+      partial[partials++] = free;
+    }
   }
-  count_devices(summary);
-  return summary;
-}
-
-void TesseraMeasure::count_devices(Summary& summary) {
-  for (int i = 0; i < summary.count; ++i) {
-    const int free = summary.free_ascending[static_cast<size_t>(i)];
-    summary.idle += free == kMilliPerGpu ? 1 : 0;
-    summary.free_total += free;
+  std::fill(slots.begin(), slots.end(), 0);  // a need that asks for no portion of a device holds none
+  for (const WholeNeed& whole : whole_needs_) slots[whole.need] = counts.idle / whole.gpus;
+  for (const PortionNeed& portion : portion_needs_) {
+    int32_t held = counts.idle * portion.per_idle_device;
+    for (size_t p = 0; p < partials; ++p) held += partial[p] / portion.milli;
+    slots[portion.need] = held;
   }
-  summary.max_free = summary.count > 0 ? summary.free_ascending[static_cast<size_t>(summary.count - 1)] : 0;
-  while (summary.partial_begin < summary.count &&
-         summary.free_ascending[static_cast<size_t>(summary.partial_begin)] == 0) {
-    ++summary.partial_begin;
-  }
-  summary.partial_end = summary.count - summary.idle;
+  return counts;
 }
 
 double TesseraMeasure::unusable_capacity(const NodeSpec& node, const NodeState& state) const {
   if (node.gpus.empty()) return 0;
   if (!uniform_devices_) return stranded_behind_resources(state, mix_) + expected_stranded_capacity(node, state, mix_);
-  return unusable_capacity(summarize(node, state));
+  std::array<int32_t, kMaxGpuNeeds> slots;
+  const std::span<int32_t> held(slots.data(), gpu_needs_.size());
+  return unusable_capacity(held, state.free, count_devices(node, state, held).free_total);
 }
 
 double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod,
                                                int device) const {
   if (node.gpus.empty()) return 0;
   if (!uniform_devices_) return unusable_capacity(node, state_after(node, state, pod, device));
-  // Sorted here, so that the pod is placed in the summary in one way only (summarize_sorted).
-  std::array<int16_t, kMaxUniformDevices> used_ascending;  // a node of like devices has at most this many
-  const auto used_end = std::copy(state.gpu_used_milli.begin(), state.gpu_used_milli.end(), used_ascending.begin());
-  std::sort(used_ascending.begin(), used_end);
-  return unusable_capacity_after(node, state, std::span<const int16_t>(used_ascending.begin(), used_end), pod, device);
+  std::array<int32_t, kMaxGpuNeeds> slots;
+  const std::span<int32_t> held(slots.data(), gpu_needs_.size());
+  const DeviceCounts counts = count_devices(node, state, held);
+  return unusable_capacity_after(node, state, counts, held, pod, device);
 }
 
-double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state,
-                                               std::span<const int16_t> used_ascending, const PodSpec& pod,
-                                               int device) const {
+double TesseraMeasure::unusable_capacity(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
+                                         std::span<const int32_t> slots) const {
+  if (node.gpus.empty()) return 0;
+  if (!uniform_devices_) return unusable_capacity(node, state);
+  return unusable_capacity(slots, state.free, counts.free_total);
+}
+
+double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
+                                               std::span<const int32_t> slots, const PodSpec& pod, int device) const {
+  NeedParts parts;
+  return unusable_capacity_after(node, state, counts, slots, pod, device, parts);
+}
+
+double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
+                                               std::span<const int32_t> slots, const PodSpec& pod, int device,
+                                               NeedParts& parts) const {
   if (node.gpus.empty()) return 0;
   if (!uniform_devices_) return unusable_capacity(node, state_after(node, state, pod, device));
-  return unusable_capacity(summarize_sorted(node, state, used_ascending, pod, device));
+  const Resources free = state.free - pod.request;
+  int idle = counts.idle;
+  int64_t free_total = counts.free_total;
+  int taken = 0;  // idle devices a whole-GPU pod takes (the idle ones, as pick_whole_devices does)
+  int was = -1;   // a fraction's device: its free milli before and after
+  int now = -1;
+  if (pod.gpu.kind == GpuRequest::Kind::kWhole) {
+    taken = std::min(pod.gpu.whole_gpus, idle);
+    idle -= taken;
+    free_total -= int64_t{taken} * kMilliPerGpu;
+  } else if (pod.gpu.is_fractional() && device >= 0) {
+    was = state.gpu_free_milli(device);
+    now = was - pod.gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
+    idle -= was == kMilliPerGpu ? 1 : 0;
+    free_total -= was - now;
+  }
+  if (free_total == 0) {
+    std::fill_n(parts.begin(), gpu_needs_.size(), 0.0);
+    return 0;
+  }
+  // What the devices hold of each need after the placement: a pod that takes no device leaves
+  // every count as it was, one of whole GPUs takes idle devices, a fraction one device's share.
+  std::array<int32_t, kMaxGpuNeeds> moved;
+  std::span<const int32_t> held = slots;
+  if (taken > 0 || was >= 0) {
+    std::copy(slots.begin(), slots.end(), moved.begin());
+    if (taken > 0) {
+      for (const PortionNeed& portion : portion_needs_) moved[portion.need] -= taken * portion.per_idle_device;
+    } else {
+      for (const PortionNeed& portion : portion_needs_)
+        moved[portion.need] += now / portion.milli - was / portion.milli;
+    }
+    if (idle != counts.idle) {
+      for (const WholeNeed& whole : whole_needs_) moved[whole.need] = idle / whole.gpus;
+    }
+    held = std::span<const int32_t>(moved.data(), slots.size());
+  }
+  // Each need's part of T.
+  double expected = 0;
+  for (size_t i = 0; i < gpu_needs_.size(); ++i) {
+    const double part = need_unusable(i, held[i] > 0 ? held[i] : -1, free, free_total);
+    parts[i] = part;
+    expected += part;
+  }
+  return expected;
 }
 
-int64_t TesseraMeasure::gpu_capacity(const GpuNeed& need, const Summary& summary) {
-  if (need.need <= 0) return -1;
-  if (need.whole_gpus > 0) {
-    if (summary.idle < need.whole_gpus) return -1;
-    return need.whole_gpus == 1 ? summary.idle : summary.idle / need.whole_gpus;
-  }
-  if (summary.max_free < need.need) return -1;
-  int64_t slots = int64_t{summary.idle} * need.per_idle_device;
-  // Largest first: the devices with less free than the need hold none.
-  for (int i = summary.partial_end - 1; i >= summary.partial_begin; --i) {
-    const int free = summary.free_ascending[static_cast<size_t>(i)];
-    if (free < need.need) break;
-    slots += free / need.need;
-  }
-  return slots;
-}
-
-double TesseraMeasure::unusable_capacity(const Summary& summary) const {
-  if (summary.free_total == 0) return 0;
+double TesseraMeasure::unusable_capacity(std::span<const int32_t> slots, const Resources& free,
+                                         int64_t free_total) const {
+  if (free_total == 0) return 0;
   double expected = 0;
   for (size_t need = 0; need < gpu_needs_.size(); ++need)
-    expected += need_unusable(need, gpu_capacity(gpu_needs_[need], summary), summary.free, summary.free_total);
+    expected += need_unusable(need, slots[need] > 0 ? slots[need] : -1, free, free_total);
   return expected;
 }
 
@@ -260,6 +279,14 @@ TesseraMeasure::GroupParts TesseraMeasure::group_parts(const NodeState& state) c
                                         parts.free_total);
   }
   return parts;
+}
+
+TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NeedParts& after, const GroupParts& before) const {
+  GroupGrowth growth{};
+  if (!uniform_devices_) return growth;
+  for (size_t i = 0; i < group_needs_.size(); ++i)
+    growth[group_needs_[i].group] += after[group_needs_[i].need] - before.part[i];
+  return growth;
 }
 
 TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NodeSpec& node, const NodeState& state,

@@ -16,8 +16,8 @@
 //
 // Built once per kind of node: the types are filtered and their per-device need worked out for
 // the node's devices then, so scoring a state is one pass over the types. The common node whose
-// devices are all alike gets both terms from one summary of the state; other nodes take the
-// general definitions.
+// devices are all alike gets both terms from counts of its devices (count_devices); other nodes
+// take the general definitions.
 #pragma once
 
 #include <array>
@@ -42,10 +42,32 @@ class TesseraMeasure {
   // The same of the state with `pod` placed (on `device` for a fraction), as state_after
   // (device_choice.h) would make it, without copying the state.
   double unusable_capacity_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) const;
-  // The same, given the milli in use on each of the state's devices in ascending order (as the
-  // tessera policy's cache of T keeps them): the devices need not be sorted again.
-  double unusable_capacity_after(const NodeSpec& node, const NodeState& state, std::span<const int16_t> used_ascending,
-                                 const PodSpec& pod, int device) const;
+
+  // What the measure reads of a node's devices on a node of like devices, in any order: the idle
+  // devices, the free GPU, and per GPU need (need_count() of them, in the measure's order) how
+  // many pods of it the devices hold by their GPUs alone (0: none). A placement changes the
+  // counts by what it takes of one device or of idle ones, so the tessera policy keeps them with
+  // T of a state and scores each placement from them without counting the devices again.
+  struct DeviceCounts {
+    int idle = 0;
+    int64_t free_total = 0;
+  };
+  size_t need_count() const { return gpu_needs_.size(); }
+  // Into `slots` (need_count() of them): what the state's devices hold of each need. Nothing on a
+  // node of unlike devices, which has no needs.
+  DeviceCounts count_devices(const NodeSpec& node, const NodeState& state, std::span<int32_t> slots) const;
+  // T of the state and of the state with `pod` placed, from what count_devices returned for it.
+  // On a node of unlike devices neither reads the counts, and the general definitions serve.
+  double unusable_capacity(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
+                           std::span<const int32_t> slots) const;
+  double unusable_capacity_after(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
+                                 std::span<const int32_t> slots, const PodSpec& pod, int device) const;
+  // The same, also writing each need's part of T into `parts`, for group_growth to read.
+  static constexpr size_t kMaxGpuNeeds = 256;  // past this many, the general definitions serve
+  using NeedParts = std::array<double, kMaxGpuNeeds>;
+  double unusable_capacity_after(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
+                                 std::span<const int32_t> slots, const PodSpec& pod, int device,
+                                 NeedParts& parts) const;
   const WorkloadMix& mix() const { return mix_; }  // the node's GPU types, as shares of its types
   bool uniform_devices() const { return uniform_devices_; }
 
@@ -72,6 +94,8 @@ class TesseraMeasure {
   GroupParts group_parts(const NodeState& state) const;
   GroupGrowth group_growth(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device,
                            const GroupParts& before) const;
+  // The same, from the needs' parts of T after the placement as unusable_capacity_after wrote them.
+  GroupGrowth group_growth(const NeedParts& after, const GroupParts& before) const;
 
   // Whether a pod of `type` could run on an empty node like `node` (CPU, memory, GPU models,
   // GPU count, a device large enough).
@@ -92,39 +116,19 @@ class TesseraMeasure {
   };
 
   static constexpr size_t kMaxUniformDevices = 64;
-  static constexpr size_t kMaxGpuNeeds = 256;
-  // A state of a node of like devices, as the measure reads it.
-  struct Summary {
-    Resources free;
-    std::array<int, kMaxUniformDevices> free_ascending;  // the first `count` only: filling all would cost more
-    int count = 0;
-    int idle = 0;
-    int max_free = 0;
-    int64_t free_total = 0;
-    int partial_begin = 0;  // [partial_begin, partial_end): devices in use but not full
-    int partial_end = 0;
-  };
-  static Summary summarize(const NodeSpec& node, const NodeState& state);
-  // summarize of the state with `pod` placed (on `device` for a fraction), as state_after would
-  // make it, from its devices' use in ascending order.
-  static Summary summarize_sorted(const NodeSpec& node, const NodeState& state, std::span<const int16_t> used_ascending,
-                                  const PodSpec& pod, int device);
-  // The counts of a summary whose free_ascending is filled in and sorted.
-  static void count_devices(Summary& summary);
-  double unusable_capacity(const Summary& summary) const;
-  // How many pods of the need the summarised devices hold by their GPUs alone, in the unit the
-  // need is counted by (whole pods of whole_gpus devices, or portions); -1: none fits, or it asks
-  // no portion of a device.
-  static int64_t gpu_capacity(const GpuNeed& need, const Summary& summary);
+  // T from the counts of a state: `slots` per need, the free CPU and memory and the free GPU.
+  double unusable_capacity(std::span<const int32_t> slots, const Resources& free, int64_t free_total) const;
   // The type's part of T in a state with `free` CPU and memory and `free_total` milli-GPU free,
-  // given how many of its pods the devices hold (`capacity`, as gpu_capacity counts them) and the
-  // milli one pod fills (`unit`). Inline: the measure's inner loop runs it for every type of every
+  // given how many of its pods the devices hold (`capacity`, as count_devices counts them; at
+  // least one: need_unusable counts the types of a need that fits no device itself) and the milli
+  // one pod fills (`unit`). Inline: the measure's inner loop runs it for every type of every
   // state it scores.
-  static inline double type_unusable(const CompactType& type, int64_t unit, int64_t capacity, const Resources& free,
-                                     int64_t free_total);
+  [[gnu::always_inline]] static inline double type_unusable(const CompactType& type, int64_t unit, int64_t capacity,
+                                                            const Resources& free, int64_t free_total);
   // The part of T of all the types of one GPU need (by index into gpu_needs_), as type_unusable
-  // counts them. Inline, as type_unusable.
-  inline double need_unusable(size_t need, int64_t capacity, const Resources& free, int64_t free_total) const;
+  // counts them. Inline, as type_unusable (forced: with several callers the compiler would not).
+  [[gnu::always_inline]] inline double need_unusable(size_t need, int64_t capacity, const Resources& free,
+                                                     int64_t free_total) const;
 
   WorkloadMix mix_;
   bool uniform_devices_ = false;    // every device of the node the same model and memory
@@ -148,6 +152,19 @@ class TesseraMeasure {
     size_t group = 0;
   };
   std::vector<GroupNeed> group_needs_;
+  // The needs a placement's counts move, by kind (a need that asks for no portion of a device
+  // holds no pod in any state): whole GPUs, by the idle devices; a portion, by each device's share.
+  struct WholeNeed {
+    size_t need = 0;
+    int gpus = 0;
+  };
+  struct PortionNeed {
+    size_t need = 0;
+    int milli = 0;
+    int per_idle_device = 0;
+  };
+  std::vector<WholeNeed> whole_needs_;
+  std::vector<PortionNeed> portion_needs_;
 };
 
 }  // namespace tessera

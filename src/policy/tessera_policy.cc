@@ -50,7 +50,12 @@ size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   auto mix = [&hash](uint64_t value) { hash = (hash ^ value) * 0x100000001b3ULL + (hash >> 29); };
   mix(static_cast<uint64_t>(key.free_cpu_milli));
   mix(static_cast<uint64_t>(key.free_memory_bytes));
-  for (int16_t used : key.used_ascending) mix(static_cast<uint16_t>(used));
+  // The devices' use four at a time: a mix per device cost more than the rest of the lookup.
+  for (size_t i = 0; i < key.used_ascending.size(); i += 4) {
+    uint64_t four = 0;
+    for (size_t j = 0; j < 4; ++j) four = four << 16 | static_cast<uint16_t>(key.used_ascending[i + j]);
+    mix(four);
+  }
   return static_cast<size_t>(hash);
 }
 
@@ -66,13 +71,37 @@ std::optional<TesseraPolicy::StateKey> TesseraPolicy::state_key(const TesseraMea
   return key;
 }
 
-TesseraPolicy::Before TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node,
-                                                     const NodeState& state, const std::optional<StateKey>& key) {
-  if (!key) return {measure.unusable_capacity(node, state), measure.group_parts(state)};
+TesseraPolicy::Before TesseraPolicy::work_out_before(const TesseraMeasure& measure, const NodeSpec& node,
+                                                     const NodeState& state) {
+  Before before;
+  before.slots_at = slots_.size();
+  slots_.resize(slots_.size() + measure.need_count());
+  const std::span<int32_t> slots(slots_.data() + before.slots_at, measure.need_count());
+  before.counts = measure.count_devices(node, state, slots);
+  before.unusable = measure.unusable_capacity(node, state, before.counts, slots);
+  before.groups = measure.group_parts(state);
+  return before;
+}
+
+const TesseraPolicy::Before& TesseraPolicy::unusable_before(const TesseraMeasure& measure, const NodeSpec& node,
+                                                            const NodeState& state,
+                                                            const std::optional<StateKey>& key) {
+  slots_.resize(remembered_slots_);  // a state not remembered, scored last, is done with
+  if (!key) {
+    unremembered_ = work_out_before(measure, node, state);
+    return unremembered_;
+  }
   constexpr size_t kMaxRemembered = size_t{1} << 20;  // bounded; entries are cheap to recompute
-  if (before_.size() >= kMaxRemembered) before_.clear();
+  if (before_.size() >= kMaxRemembered) {
+    before_.clear();
+    slots_.clear();
+    remembered_slots_ = 0;
+  }
   auto [it, inserted] = before_.try_emplace(*key);
-  if (inserted) it->second = {measure.unusable_capacity(node, state), measure.group_parts(state)};
+  if (inserted) {
+    it->second = work_out_before(measure, node, state);
+    remembered_slots_ = slots_.size();
+  }
   return it->second;
 }
 
@@ -93,38 +122,42 @@ double quantised(double score) { return rounded(score / kGrowthQuantumMilli) * k
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
   const TesseraMeasure& measure = measure_for(node.spec);
   const std::optional<StateKey> key = state_key(measure, node.state);
-  const Before before = unusable_before(measure, node.spec, node.state, key);
-  // T after the placement, from the devices as the key sorted them where there is one.
-  auto unusable_after = [&](int device) {
-    if (!key) return measure.unusable_capacity_after(node.spec, node.state, pod, device);
-    const std::span<const int16_t> used(key->used_ascending.data(), node.state.gpu_used_milli.size());
-    return measure.unusable_capacity_after(node.spec, node.state, used, pod, device);
+  const Before& before = unusable_before(measure, node.spec, node.state, key);
+  // T after the placement, from the state's counts, and its needs' parts: the best placement's
+  // are kept for its group growths.
+  const std::span<const int32_t> slots(slots_.data() + before.slots_at, measure.need_count());
+  std::array<TesseraMeasure::NeedParts, 2> parts;
+  auto unusable_after = [&](int device, TesseraMeasure::NeedParts& into) {
+    return measure.unusable_capacity_after(node.spec, node.state, before.counts, slots, pod, device, into);
   };
   if (!pod.gpu.is_fractional()) {
-    const double raw = before.unusable - unusable_after(-1);
+    const double raw = before.unusable - unusable_after(-1, parts[0]);
     PlacementChoice choice{quantised(raw), -1};
-    set_group_parts(measure, node, pod, before, raw, choice);
+    set_group_parts(measure, pod, before, parts[0], raw, choice);
     return choice;
   }
   PlacementChoice best{0, -1};
+  size_t best_parts = 0;
+  size_t next = 0;  // the parts the next candidate fills: never the best's
   for (int device : fraction_candidates(node.spec, node.state, pod)) {
-    const double growth = unusable_after(device) - before.unusable;
+    const double growth = unusable_after(device, parts[next]) - before.unusable;
     if (best.device < 0 || -growth > best.score ||
         (-growth == best.score && fills_first(node.spec, node.state, device, best.device))) {
       best = {-growth, device};
+      best_parts = next;
+      next = 1 - next;
     }
   }
   const double raw = best.score;
   best.score = quantised(raw);
-  set_group_parts(measure, node, pod, before, raw, best);
+  set_group_parts(measure, pod, before, parts[best_parts], raw, best);
   return best;
 }
 
-void TesseraPolicy::set_group_parts(const TesseraMeasure& measure, const NodeView& node, const PodSpec& pod,
-                                    const Before& before, double raw, PlacementChoice& choice) const {
+void TesseraPolicy::set_group_parts(const TesseraMeasure& measure, const PodSpec& pod, const Before& before,
+                                    const TesseraMeasure::NeedParts& after, double raw, PlacementChoice& choice) const {
   if (group_sizes_.empty() || !pod.gpu.wants_gpu() || (pod.gpu.is_fractional() && choice.device < 0)) return;
-  const TesseraMeasure::GroupGrowth growth =
-      measure.group_growth(node.spec, node.state, pod, choice.device, before.groups);
+  const TesseraMeasure::GroupGrowth growth = measure.group_growth(after, before.groups);
   for (size_t i = 0; i < group_sizes_.size(); ++i) choice.parts[i] = static_cast<float>(growth[i]);
   choice.parts[kRawScorePart] = static_cast<float>(raw);
 }

@@ -99,14 +99,21 @@ class TesseraPolicy final : public PlacementPolicy {
   // asked about for every pod shape that comes to it, so they are remembered by the kind of node
   // and the state, its devices in any order (neither depends on it). (Remembering the states after
   // a placement too saved few computations and made the table large enough to slow a replay.)
+  // And what the measure counted of the state's devices (TesseraMeasure::count_devices), from which
+  // it scores each placement there: the counts per need are kept in slots_, from `slots_at`.
   struct Before {
     double unusable = 0;
     TesseraMeasure::GroupParts groups;
+    TesseraMeasure::DeviceCounts counts;
+    size_t slots_at = 0;
   };
   // The state's key in that table: none where it is not remembered (devices unlike, or too many).
   static std::optional<StateKey> state_key(const TesseraMeasure& measure, const NodeState& state);
-  Before unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state,
-                         const std::optional<StateKey>& key);
+  // The entry is valid until the next call.
+  const Before& unusable_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state,
+                                const std::optional<StateKey>& key);
+  // Works out a state's entry, its counts per need appended to slots_.
+  Before work_out_before(const TesseraMeasure& measure, const NodeSpec& node, const NodeState& state);
   // Whether the mix, filling the cluster's GPUs, asks for no more than its CPU: where CPU runs out
   // first, the gaps left on GPUs are not what limits the packing, and the sum-of-squares term is
   // off (worked out on the first call: an instance serves one cluster).
@@ -124,8 +131,8 @@ class TesseraPolicy final : public PlacementPolicy {
   static constexpr size_t kRawScorePart = kScoreParts - 1;
   // Into the choice's parts: the growth of each group size's part of T (TesseraMeasure::group_growth)
   // and the score before rounding, `raw`.
-  void set_group_parts(const TesseraMeasure& measure, const NodeView& node, const PodSpec& pod, const Before& before,
-                       double raw, PlacementChoice& choice) const;
+  void set_group_parts(const TesseraMeasure& measure, const PodSpec& pod, const Before& before,
+                       const TesseraMeasure::NeedParts& after, double raw, PlacementChoice& choice) const;
 
   WorkloadMix mix_;
   ModelScarcity scarcity_;
@@ -168,6 +175,11 @@ class TesseraPolicy final : public PlacementPolicy {
   mutable std::map<std::vector<int64_t>, TesseraMeasure> measures_;
   mutable std::unordered_map<const NodeSpec*, const TesseraMeasure*> measure_of_node_;
   std::unordered_map<StateKey, Before, StateKeyHash> before_;
+  // The counts per need of the states in before_, and at the end those of a state not remembered
+  // (dropped by the next such state).
+  std::vector<int32_t> slots_;
+  size_t remembered_slots_ = 0;  // the part of slots_ that before_ refers to
+  Before unremembered_;          // the entry of the last state not remembered
 };
 
 }  // namespace tessera

@@ -1,16 +1,8 @@
 #include "policy/usable_capacity.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace tessera {
-
-int64_t pods_that_fit(const Resources& free, const Resources& request) {
-  int64_t pods = std::numeric_limits<int64_t>::max();
-  if (request.cpu_milli > 0) pods = std::min(pods, free.cpu_milli / request.cpu_milli);
-  if (request.memory_bytes > 0) pods = std::min(pods, free.memory_bytes / request.memory_bytes);
-  return std::max<int64_t>(pods, 0);
-}
 
 double stranded_capacity(const NodeSpec& node, const NodeState& state, const PodType& type) {
   const int64_t free_total = state.gpu_free_total();

@@ -15,6 +15,10 @@
 // S_n(M) = sum_m p_m S_n(m).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
 #include "core/node.h"
 #include "core/node_state.h"
 #include "policy/workload_mix.h"
@@ -22,7 +26,13 @@
 namespace tessera {
 
 // How many more pods asking `request` the free CPU and memory hold (no limit where it asks for none).
-int64_t pods_that_fit(const Resources& free, const Resources& request);
+// Inline: the tessera measure's inner loop asks it of type after type.
+inline int64_t pods_that_fit(const Resources& free, const Resources& request) {
+  int64_t pods = std::numeric_limits<int64_t>::max();
+  if (request.cpu_milli > 0) pods = std::min(pods, free.cpu_milli / request.cpu_milli);
+  if (request.memory_bytes > 0) pods = std::min(pods, free.memory_bytes / request.memory_bytes);
+  return std::max<int64_t>(pods, 0);
+}
 
 double stranded_capacity(const NodeSpec& node, const NodeState& state, const PodType& type);
 double expected_stranded_capacity(const NodeSpec& node, const NodeState& state, const WorkloadMix& mix);
