@@ -50,7 +50,7 @@ size_t TesseraPolicy::StateKeyHash::operator()(const StateKey& key) const {
   auto mix = [&hash](uint64_t value) { hash = (hash ^ value) * 0x100000001b3ULL + (hash >> 29); };
   mix(static_cast<uint64_t>(key.free_cpu_milli));
   mix(static_cast<uint64_t>(key.free_memory_bytes));
-  // The devices' use four at a time: a mix per device cost more than the rest of the lookup.
+  // The devices' use four at a time: a mix for each device was most of the hash's work.
   for (size_t i = 0; i < key.used_ascending.size(); i += 4) {
     uint64_t four = 0;
     for (size_t j = 0; j < 4; ++j) four = four << 16 | static_cast<uint16_t>(key.used_ascending[i + j]);
