@@ -136,16 +136,16 @@ TEST(TesseraMeasure, FastPathMatchesTheDefinitionsOnRandomStates) {
         std::shuffle(permuted.gpu_used_milli.begin(), permuted.gpu_used_milli.end(), order);
         std::vector<int32_t> slots(measure.need_count());
         const TesseraMeasure::DeviceCounts counts = measure.count_devices(node, permuted, slots);
-        ASSERT_EQ(measure.unusable_capacity(node, state, counts, slots), measure.unusable_capacity(node, state))
+        TesseraMeasure::NeedParts parts_before;
+        TesseraMeasure::NeedParts parts_after;
+        ASSERT_EQ(measure.unusable_capacity(node, state, counts, slots, parts_before),
+                  measure.unusable_capacity(node, state))
             << "trial " << trial;
-        ASSERT_EQ(measure.unusable_capacity_after(node, state, counts, slots, placed, device),
+        ASSERT_EQ(measure.unusable_capacity_after(node, state, counts, slots, placed, device, parts_after),
                   measure.unusable_capacity_after(node, state, placed, device))
             << "trial " << trial << ", device " << device;
-        const TesseraMeasure::GroupGrowth growth = measure.group_growth(node, state, placed, device);
-        // And from the needs' parts the measure after the placement wrote, as the policy reads them.
-        TesseraMeasure::NeedParts parts;
-        measure.unusable_capacity_after(node, state, counts, slots, placed, device, parts);
-        ASSERT_EQ(measure.group_growth(parts, measure.group_parts(state)), growth) << "trial " << trial;
+        // The group growths from the needs' parts those wrote, as the policy reads them.
+        const TesseraMeasure::GroupGrowth growth = measure.group_growth(parts_after, measure.group_parts(parts_before));
         for (size_t i = 0; i < sizes.size(); ++i) {
           std::vector<PodType> of_size;
           for (const PodType& type_counted : counted.types()) {

@@ -177,7 +177,8 @@ double TesseraMeasure::unusable_capacity(const NodeSpec& node, const NodeState& 
   if (!uniform_devices_) return stranded_behind_resources(state, mix_) + expected_stranded_capacity(node, state, mix_);
   std::array<int32_t, kMaxGpuNeeds> slots;
   const std::span<int32_t> held(slots.data(), gpu_needs_.size());
-  return unusable_capacity(held, state.free, count_devices(node, state, held).free_total);
+  NeedParts parts;
+  return unusable_capacity(held, state.free, count_devices(node, state, held).free_total, parts);
 }
 
 double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state, const PodSpec& pod,
@@ -187,20 +188,15 @@ double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeS
   std::array<int32_t, kMaxGpuNeeds> slots;
   const std::span<int32_t> held(slots.data(), gpu_needs_.size());
   const DeviceCounts counts = count_devices(node, state, held);
-  return unusable_capacity_after(node, state, counts, held, pod, device);
+  NeedParts parts;
+  return unusable_capacity_after(node, state, counts, held, pod, device, parts);
 }
 
 double TesseraMeasure::unusable_capacity(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
-                                         std::span<const int32_t> slots) const {
+                                         std::span<const int32_t> slots, NeedParts& parts) const {
   if (node.gpus.empty()) return 0;
   if (!uniform_devices_) return unusable_capacity(node, state);
-  return unusable_capacity(slots, state.free, counts.free_total);
-}
-
-double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
-                                               std::span<const int32_t> slots, const PodSpec& pod, int device) const {
-  NeedParts parts;
-  return unusable_capacity_after(node, state, counts, slots, pod, device, parts);
+  return unusable_capacity(slots, state.free, counts.free_total, parts);
 }
 
 double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
@@ -255,29 +251,24 @@ double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeS
   return expected;
 }
 
-double TesseraMeasure::unusable_capacity(std::span<const int32_t> slots, const Resources& free,
-                                         int64_t free_total) const {
-  if (free_total == 0) return 0;
+double TesseraMeasure::unusable_capacity(std::span<const int32_t> slots, const Resources& free, int64_t free_total,
+                                         NeedParts& parts) const {
+  if (free_total == 0) {
+    std::fill_n(parts.begin(), gpu_needs_.size(), 0.0);
+    return 0;
+  }
   double expected = 0;
-  for (size_t need = 0; need < gpu_needs_.size(); ++need)
-    expected += need_unusable(need, slots[need] > 0 ? slots[need] : -1, free, free_total);
+  for (size_t need = 0; need < gpu_needs_.size(); ++need) {
+    parts[need] = need_unusable(need, slots[need] > 0 ? slots[need] : -1, free, free_total);
+    expected += parts[need];
+  }
   return expected;
 }
 
-TesseraMeasure::GroupParts TesseraMeasure::group_parts(const NodeState& state) const {
+TesseraMeasure::GroupParts TesseraMeasure::group_parts(const NeedParts& before) const {
   GroupParts parts;
-  if (!uniform_devices_ || group_needs_.empty()) return parts;
-  // A type of several whole GPUs reads only the idle devices, the free total and the free CPU
-  // and memory: no summary of the devices' free shares is needed.
-  parts.idle = state.idle_devices();
-  parts.free_total = state.gpu_free_total();
-  for (size_t i = 0; i < group_needs_.size(); ++i) {
-    const int size = gpu_needs_[group_needs_[i].need].whole_gpus;
-    parts.part[i] = parts.free_total == 0
-                        ? 0
-                        : need_unusable(group_needs_[i].need, parts.idle >= size ? parts.idle / size : -1, state.free,
-                                        parts.free_total);
-  }
+  if (!uniform_devices_) return parts;
+  for (size_t i = 0; i < group_needs_.size(); ++i) parts.part[i] = before[group_needs_[i].need];
   return parts;
 }
 
@@ -286,32 +277,6 @@ TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NeedParts& after,
   if (!uniform_devices_) return growth;
   for (size_t i = 0; i < group_needs_.size(); ++i)
     growth[group_needs_[i].group] += after[group_needs_[i].need] - before.part[i];
-  return growth;
-}
-
-TesseraMeasure::GroupGrowth TesseraMeasure::group_growth(const NodeSpec& node, const NodeState& state,
-                                                         const PodSpec& pod, int device,
-                                                         const GroupParts& before) const {
-  GroupGrowth growth{};
-  if (!uniform_devices_ || group_needs_.empty()) return growth;
-  int idle_after = before.idle;
-  int64_t free_total_after = before.free_total;
-  if (pod.gpu.kind == GpuRequest::Kind::kWhole) {
-    idle_after -= pod.gpu.whole_gpus;
-    free_total_after -= int64_t{pod.gpu.whole_gpus} * kMilliPerGpu;
-  } else if (pod.gpu.is_fractional() && device >= 0) {
-    idle_after -= state.device_is_idle(device) ? 1 : 0;
-    free_total_after -= pod.gpu.milli_on_device(node.gpus[static_cast<size_t>(device)].memory_bytes);
-  }
-  const Resources free_after = state.free - pod.request;
-  for (size_t i = 0; i < group_needs_.size(); ++i) {
-    const GroupNeed& group = group_needs_[i];
-    const int size = gpu_needs_[group.need].whole_gpus;
-    const double now = free_total_after == 0 ? 0
-                                             : need_unusable(group.need, idle_after >= size ? idle_after / size : -1,
-                                                             free_after, free_total_after);
-    growth[group.group] += now - before.part[i];
-  }
   return growth;
 }
 

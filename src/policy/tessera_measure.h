@@ -56,15 +56,14 @@ class TesseraMeasure {
   // Into `slots` (need_count() of them): what the state's devices hold of each need. Nothing on a
   // node of unlike devices, which has no needs.
   DeviceCounts count_devices(const NodeSpec& node, const NodeState& state, std::span<int32_t> slots) const;
-  // T of the state and of the state with `pod` placed, from what count_devices returned for it.
-  // On a node of unlike devices neither reads the counts, and the general definitions serve.
-  double unusable_capacity(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
-                           std::span<const int32_t> slots) const;
-  double unusable_capacity_after(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
-                                 std::span<const int32_t> slots, const PodSpec& pod, int device) const;
-  // The same, also writing each need's part of T into `parts`, for group_growth to read.
+  // T of the state and of the state with `pod` placed, from what count_devices returned for it,
+  // each need's part of T written into `parts` (for group_parts and group_growth to read). On a
+  // node of unlike devices neither reads the counts or writes the parts: the general definitions
+  // serve.
   static constexpr size_t kMaxGpuNeeds = 256;  // past this many, the general definitions serve
   using NeedParts = std::array<double, kMaxGpuNeeds>;
+  double unusable_capacity(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
+                           std::span<const int32_t> slots, NeedParts& parts) const;
   double unusable_capacity_after(const NodeSpec& node, const NodeState& state, const DeviceCounts& counts,
                                  std::span<const int32_t> slots, const PodSpec& pod, int device,
                                  NeedParts& parts) const;
@@ -80,21 +79,14 @@ class TesseraMeasure {
   // the part of T of the types of that size grows when `pod` is placed (on `device` for a
   // fraction). Zeros on a node of unlike devices, which the general definitions serve.
   using GroupGrowth = std::array<double, kMaxGroupSizes>;
-  GroupGrowth group_growth(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device) const {
-    return group_growth(node, state, pod, device, group_parts(state));
-  }
   // What group_growth reads of the state before the placement: each group size's part of T (by
-  // the measure's own order of them) and the idle devices and free GPU it was counted from. It
-  // depends on the state alone, so the tessera policy remembers it with T (tessera_policy.h).
+  // the measure's own order of them), from the needs' parts unusable_capacity wrote for the state.
+  // It depends on the state alone, so the tessera policy remembers it with T (tessera_policy.h).
   struct GroupParts {
     GroupGrowth part{};
-    int idle = 0;
-    int64_t free_total = 0;
   };
-  GroupParts group_parts(const NodeState& state) const;
-  GroupGrowth group_growth(const NodeSpec& node, const NodeState& state, const PodSpec& pod, int device,
-                           const GroupParts& before) const;
-  // The same, from the needs' parts of T after the placement as unusable_capacity_after wrote them.
+  GroupParts group_parts(const NeedParts& before) const;
+  // The growths, from the needs' parts of T after the placement as unusable_capacity_after wrote them.
   GroupGrowth group_growth(const NeedParts& after, const GroupParts& before) const;
 
   // Whether a pod of `type` could run on an empty node like `node` (CPU, memory, GPU models,
@@ -117,7 +109,8 @@ class TesseraMeasure {
 
   static constexpr size_t kMaxUniformDevices = 64;
   // T from the counts of a state: `slots` per need, the free CPU and memory and the free GPU.
-  double unusable_capacity(std::span<const int32_t> slots, const Resources& free, int64_t free_total) const;
+  double unusable_capacity(std::span<const int32_t> slots, const Resources& free, int64_t free_total,
+                           NeedParts& parts) const;
   // The type's part of T in a state with `free` CPU and memory and `free_total` milli-GPU free,
   // given how many of its pods the devices hold (`capacity`, as count_devices counts them; at
   // least one: need_unusable counts the types of a need that fits no device itself) and the milli

@@ -78,8 +78,9 @@ TesseraPolicy::Before TesseraPolicy::work_out_before(const TesseraMeasure& measu
   slots_.resize(slots_.size() + measure.need_count());
   const std::span<int32_t> slots(slots_.data() + before.slots_at, measure.need_count());
   before.counts = measure.count_devices(node, state, slots);
-  before.unusable = measure.unusable_capacity(node, state, before.counts, slots);
-  before.groups = measure.group_parts(state);
+  TesseraMeasure::NeedParts parts;
+  before.unusable = measure.unusable_capacity(node, state, before.counts, slots, parts);
+  before.groups = measure.group_parts(parts);
   return before;
 }
 
