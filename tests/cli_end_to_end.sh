@@ -117,8 +117,11 @@ assert {"fair_share", "allocate", "consolidate", "reclaim", "preempt", "cycle"} 
 assert d["memory_mib"]["peak"] > 0
 digests = {run["decisions"] for run in d["runs"]}
 assert len(digests) == 1 and len(digests.pop()) == 16, d["runs"]
+reasons = {run["reasons"] for run in d["runs"]}
+assert len(reasons) == 1 and len(reasons.pop()) == 16, d["runs"]
 PY
 grep -Eq "^decisions: [0-9a-f]{16} " cycle.txt || fail "bench cycle decisions digest missing: $(cat cycle.txt)"
+grep -Eq "^reasons: [0-9a-f]{16} " cycle.txt || fail "bench cycle reasons digest missing: $(cat cycle.txt)"
 "$TESSERA" bench reclaim --nodes 20 --gang-pods 2 --cycles 2 --json reclaim.json > reclaim.txt \
   || fail "bench reclaim failed: $(tail -3 reclaim.txt)"
 grep -q "gang started: yes" reclaim.txt || fail "bench reclaim: $(cat reclaim.txt)"

@@ -161,19 +161,31 @@ struct CycleSample {
   int pending_workloads = 0;
   std::vector<Start> started;
   uint64_t decisions = 0;  // decision_digest of the cycle's result
+  uint64_t reasons = 0;    // reason_digest of the cycle's result
+};
+
+// FNV-1a, 64 bits, a byte at a time.
+struct Fnv1a {
+  uint64_t digest = 14695981039346656037ull;
+  void mix(int64_t value) {
+    for (int byte = 0; byte < 8; ++byte) add_byte(static_cast<uint64_t>(value >> (8 * byte)) & 0xff);
+  }
+  void mix(std::string_view text) {
+    for (char c : text) add_byte(static_cast<unsigned char>(c));
+    mix(static_cast<int64_t>(text.size()));
+  }
+  void add_byte(uint64_t byte) {
+    digest ^= byte;
+    digest *= 1099511628211ull;
+  }
 };
 
 // A fingerprint of what a cycle decided, in order: every binding made or given up, every
 // eviction (of what, by which action, for whom), every start and every reservation. Equal
 // digests from two builds on one world mean they decided the same, whatever their speed.
 uint64_t decision_digest(const CycleResult& result) {
-  uint64_t digest = 14695981039346656037ull;  // FNV-1a, 64 bits
-  auto mix = [&digest](int64_t value) {
-    for (int byte = 0; byte < 8; ++byte) {
-      digest ^= static_cast<uint64_t>(value >> (8 * byte)) & 0xff;
-      digest *= 1099511628211ull;
-    }
-  };
+  Fnv1a fnv;
+  auto mix = [&fnv](int64_t value) { fnv.mix(value); };
   for (const Operation& operation : result.operations) {
     mix(static_cast<int64_t>(operation.kind));
     mix(operation.pod);
@@ -196,7 +208,22 @@ uint64_t decision_digest(const CycleResult& result) {
     mix(reservation.workload);
     for (NodeIndex node : reservation.nodes) mix(node);
   }
-  return digest;
+  return fnv.digest;
+}
+
+// A fingerprint of why each workload still waits, as its user reads it: every pending workload,
+// in order, with its reason's sentence and the attempts to make room.
+uint64_t reason_digest(const CycleResult& result, const QueueTree& tree) {
+  Fnv1a fnv;
+  for (const PendingWorkload& pending : result.pending) {
+    fnv.mix(pending.workload);
+    fnv.mix(describe(pending.reason, tree));
+    for (const RoomAttempt& attempt : room_attempts(pending.reason, tree)) {
+      fnv.mix(attempt.action);
+      fnv.mix(attempt.outcome);
+    }
+  }
+  return fnv.digest;
 }
 
 // Loads the world (timed apart) and runs one cycle on it. `resident_after_load`, when given,
@@ -240,6 +267,7 @@ Result<CycleSample> time_cycle(const SyntheticWorld& world, const std::string& p
     }
   }
   sample.decisions = decision_digest(*result);
+  sample.reasons = reason_digest(*result, *loaded->queues);
   sample.started = std::move(result->started);
   return sample;
 }
@@ -309,7 +337,7 @@ bool same_outcome(const std::vector<CycleSample>& samples) {
     const CycleSample& first = samples.front();
     if (sample.started_workloads != first.started_workloads || sample.placed_pods != first.placed_pods ||
         sample.evicted_pods != first.evicted_pods || sample.moved_pods != first.moved_pods ||
-        sample.decisions != first.decisions) {
+        sample.decisions != first.decisions || sample.reasons != first.reasons) {
       return false;
     }
   }
@@ -339,7 +367,8 @@ nlohmann::json sample_json(const CycleSample& sample) {
           {"evicted_gpus", milli(sample.evicted_gpus)},
           {"moved_pods", sample.moved_pods},
           {"pending_workloads", sample.pending_workloads},
-          {"decisions", fmt::format("{:016x}", sample.decisions)}};
+          {"decisions", fmt::format("{:016x}", sample.decisions)},
+          {"reasons", fmt::format("{:016x}", sample.reasons)}};
 }
 
 nlohmann::json seconds_json(const std::vector<CycleSample>& samples) {
@@ -457,6 +486,7 @@ int run_cycle_bench(const CycleBenchOptions& options) {
       thousands(first.pending_workloads), same_outcome(*samples) ? "" : " (first cycle; the cycles differed)");
   fmt::print("decisions: {:016x} (a digest of every binding, eviction, start and reservation, in order)\n",
              first.decisions);
+  fmt::print("reasons: {:016x} (a digest of why each workload still waits, in order)\n", first.reasons);
   print_memory(memory);
 
   nlohmann::json runs = nlohmann::json::array();

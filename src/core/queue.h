@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,7 +104,7 @@ struct QueueLoad {
 };
 
 // Entry `resource` of a vector, zero past its end.
-inline double resource_at(const ResourceVector& vector, ResourceId resource) {
+inline double resource_at(std::span<const double> vector, ResourceId resource) {
   return resource < vector.size() ? vector[resource] : 0.0;
 }
 

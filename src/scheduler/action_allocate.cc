@@ -53,7 +53,7 @@ void allocate(CycleContext& context) {
   for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
     const Workload& workload = workloads[id];
     ++stats.attempts;
-    const ResourceVector& request = context.gang_request(id);
+    const std::span<const double> request = context.gang_request(id);
     const std::vector<ResourceId> keys = context.key_resources(id);
     if (auto block = context.ledger().check_allocation(workload.queue, request, workload.spec.preemptible, keys)) {
       PendingReason reason;
@@ -61,13 +61,13 @@ void allocate(CycleContext& context) {
           block->rule == QuotaBlock::Rule::kLimit ? PendingCode::kQueueLimit : PendingCode::kNonPreemptibleQuota;
       reason.quota = *block;
       reason.gang_size = workload.min_member();
-      context.reason(id) = std::move(reason);
+      context.set_reason(id, std::move(reason));
       continue;
     }
     // A workload that may use reserved nodes can fit where an equal one did not.
     const bool plain = context.plain_pass(id);
     if (auto known = failed_shapes.find(workload.gang_shape); plain && known != failed_shapes.end()) {
-      context.reason(id) = known->second;
+      context.set_reason(id, known->second);
       continue;
     }
     Statement statement = context.open_statement();
@@ -75,12 +75,12 @@ void allocate(CycleContext& context) {
     reason.gang_size = workload.min_member();
     if (!context.place_gang(statement, workload.gang(), &reason.nodes, context.pass_for(id))) {
       if (plain) failed_shapes.emplace(workload.gang_shape, reason);
-      context.reason(id) = std::move(reason);
+      context.set_reason(id, std::move(reason));
       continue;
     }
     place_extras(context, statement, id, keys);
     context.commit(statement, Action::kAllocate, id);
-    context.reason(id).reset();
+    context.clear_reason(id);
   }
   grow_elastic_workloads(context);
 }

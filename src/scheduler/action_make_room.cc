@@ -27,7 +27,7 @@ namespace {
 std::vector<WorkloadId> waiting_for_room(CycleContext& context) {
   std::vector<WorkloadId> waiting;
   for (WorkloadId id : context.pending()) {
-    const auto& reason = context.reason(id);
+    const PendingReason* reason = context.reason(id);
     if (reason && reason->code == PendingCode::kUnschedulable && context.still_pending(id)) waiting.push_back(id);
   }
   return waiting;
@@ -85,7 +85,7 @@ int64_t largest_pod_gpu_milli(CycleContext& context, WorkloadId id) {
 // Whether some node had room for the workload's GPU-memory requests but not for their limits
 // (Predicate::kGpuMemoryLimit): only then can counting limits find a victim requests did not.
 bool waits_for_limit_room(CycleContext& context, WorkloadId id) {
-  const auto& reason = context.reason(id);
+  const PendingReason* reason = context.reason(id);
   return reason && reason->nodes.nodes_by_predicate[static_cast<size_t>(Predicate::kGpuMemoryLimit)] > 0;
 }
 
@@ -134,9 +134,7 @@ void reclaim(CycleContext& context) {
   // another queue's failed reclaim can succeed only if room was left free.
   for_each_waiting<std::pair<uint32_t, QueueIndex>>(
       context, Action::kReclaim,
-      [&](WorkloadId id) {
-        return std::pair{context.workloads()[id].gang_shape, context.workloads()[id].queue};
-      },
+      [&](WorkloadId id) { return std::pair{context.workloads()[id].gang_shape, context.workloads()[id].queue}; },
       [&] { return context.freed_generation(); },
       [&](WorkloadId id) {
         const Workload& pending = context.workloads()[id];
@@ -149,7 +147,7 @@ void reclaim(CycleContext& context) {
         reason.reclaim_blocked.reset();
         reason.reclaim_tried = true;
         if (!quota_allows(context, id)) return false;
-        const ResourceVector& request_amount = context.gang_request(id);
+        const std::span<const double> request_amount = context.gang_request(id);
         for (QueueIndex queue = tree.parent(pending.queue); queue != QueueTree::kNoParent; queue = tree.parent(queue))
           before[queue] = context.ledger().allocated()[queue];
         const size_t key_count = keys.size();

@@ -230,7 +230,7 @@ void reserve(CycleContext& context) {
   // A workload may hold a reservation while it waits for room (not for quota) and its queue,
   // counting the gangs of earlier reservations, holds no more than its fair share.
   auto owed = [&](WorkloadId id) {
-    const std::optional<PendingReason>& reason = context.reason(id);
+    const PendingReason* reason = context.reason(id);
     if (!options.enabled || !context.still_pending(id) || !reason || reason->code != PendingCode::kUnschedulable)
       return false;
     const Workload& workload = context.workloads()[id];
@@ -240,7 +240,7 @@ void reserve(CycleContext& context) {
     return context.ledger().within_fair_share(workload.queue, promised[workload.queue], keys);
   };
   auto keep = [&](Reservation reservation, std::vector<Reservation>& into) {
-    const ResourceVector& request = context.gang_request(reservation.workload);
+    const std::span<const double> request = context.gang_request(reservation.workload);
     ResourceVector& set_aside = promised[context.workloads()[reservation.workload].queue];
     for (ResourceId r = 0; r < request.size(); ++r) set_aside[r] += request[r];
     for (NodeIndex node : reservation.nodes) reserved[static_cast<size_t>(node)] = 1;

@@ -69,9 +69,9 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       options_(options),
       shares_(std::move(shares)),
       ledger_(inputs.queues, shares_, loads, non_preemptible, burst),
-      reasons_(inputs.workloads.size()),
-      gang_requests_(inputs.workloads.size()),
-      gang_request_known_(inputs.workloads.size(), false),
+      pending_position_(inputs.workloads.size(), -1),
+      gang_requests_(inputs.workloads.size() * inputs.meter.resource_count(), 0.0),
+      gang_request_known_(inputs.workloads.size(), 0),
       waiting_(inputs.workloads.size(), 0),
       reservation_of_(inputs.workloads.size(), -1) {
   result_.loads = std::move(loads);
@@ -81,23 +81,46 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
     if (!workload.pods.empty() && workload.held_until <= inputs.now && inputs.workloads.is_pending(id, cluster)) {
       pending_.push_back(id);
       waiting_[static_cast<size_t>(id)] = 1;
+      // Now, while its pods were just read in the order they are stored: every action asks for
+      // them, in queue order, which reads the pods scattered.
+      gang_request(id);
     }
   }
   // Once for the cycle: every action's candidates are taken from it in this order, and the
   // result lists what still waits in it.
   sort_by_queue_and_run_order(inputs.workloads, pending_);
+  result_.pending.resize(pending_.size());
+  tried_.assign(pending_.size(), 0);
+  for (size_t position = 0; position < pending_.size(); ++position) {
+    result_.pending[position].workload = pending_[position];
+    pending_position_[static_cast<size_t>(pending_[position])] = static_cast<int32_t>(position);
+  }
 }
 
-const ResourceVector& CycleContext::gang_request(WorkloadId workload) {
+PendingReason& CycleContext::set_reason(WorkloadId workload, PendingReason reason) {
+  const int32_t position = pending_position_[static_cast<size_t>(workload)];
+  assert(position >= 0 && "only a workload pending at the start of the cycle has a reason");
+  tried_[static_cast<size_t>(position)] = 1;
+  return result_.pending[static_cast<size_t>(position)].reason = std::move(reason);
+}
+
+void CycleContext::clear_reason(WorkloadId workload) {
+  const int32_t position = pending_position_[static_cast<size_t>(workload)];
+  if (position < 0) return;
+  tried_[static_cast<size_t>(position)] = 0;
+  result_.pending[static_cast<size_t>(position)].reason = PendingReason{};
+}
+
+std::span<const double> CycleContext::gang_request(WorkloadId workload) {
   const auto index = static_cast<size_t>(workload);
+  const size_t resources = meter().resource_count();
+  const std::span<double> total(gang_requests_.data() + index * resources, resources);
   if (!gang_request_known_[index]) {
-    ResourceVector total(meter().resource_count(), 0.0);
     const Workload& entry = workloads()[workload];
     for (PodId pod : entry.gang()) meter().add_pending(cluster().pod(pod), total);
-    gang_requests_[index] = std::move(total);
-    gang_request_known_[index] = true;
+    gang_request_known_[index] = 1;
   }
-  return gang_requests_[index];
+  return total;
 }
 
 int64_t CycleContext::gang_gpu_milli(WorkloadId workload) const {
@@ -231,11 +254,15 @@ void CycleContext::commit(Statement& statement, Action action, WorkloadId benefi
 }
 
 void CycleContext::finish_result() {
-  for (WorkloadId id : pending_) {
-    if (!still_pending(id)) continue;
-    std::optional<PendingReason>& reason = reasons_[static_cast<size_t>(id)];
-    result_.pending.push_back({id, reason ? std::move(*reason) : PendingReason{}});
+  // Those still waiting keep their entries, in order; an entry no action tried holds the
+  // default reason.
+  size_t kept = 0;
+  for (size_t position = 0; position < pending_.size(); ++position) {
+    if (!still_pending(pending_[position])) continue;
+    if (kept != position) result_.pending[kept] = std::move(result_.pending[position]);
+    ++kept;
   }
+  result_.pending.erase(result_.pending.begin() + static_cast<std::ptrdiff_t>(kept), result_.pending.end());
   for (const Eviction& eviction : result_.evictions) {
     if (!eviction.whole_workload || eviction.moved || !workloads().is_pending(eviction.workload, cluster())) continue;
     PendingReason reason;

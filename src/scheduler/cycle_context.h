@@ -38,20 +38,30 @@ class CycleContext : private StatementListener {
   const FairShares& shares() const { return shares_; }
   CycleResult& result() { return result_; }
 
-  // What the gang of a pending workload asks for, and the GPUs (milli) it needs.
-  const ResourceVector& gang_request(WorkloadId workload);
+  // What the gang of a pending workload asks for (one entry per resource), and the GPUs (milli)
+  // it needs.
+  std::span<const double> gang_request(WorkloadId workload);
   int64_t gang_gpu_milli(WorkloadId workload) const;
   std::vector<ResourceId> key_resources(WorkloadId workload) { return meter().key_resources(gang_request(workload)); }
 
   // Workloads pending at the start of the cycle, by queue and runs_before (the order the
-  // actions take each queue's in), and the reason each failed so far (absent: not tried yet).
+  // actions take each queue's in).
   const std::vector<WorkloadId>& pending() const { return pending_; }
   // Whether a workload pending at the start of the cycle is still waiting (none of its pods was
   // placed since). A flag, not a look at every pod: actions ask it for 100,000 workloads.
   bool still_pending(WorkloadId workload) const { return waiting_[static_cast<size_t>(workload)] != 0; }
   // The device memory a pending GPU-memory request is measured against (the cluster's median).
   int64_t typical_device_memory() const { return meter().typical_device_memory(); }
-  std::optional<PendingReason>& reason(WorkloadId workload) { return reasons_[static_cast<size_t>(workload)]; }
+  // Why a workload pending at the start of the cycle failed so far: null while no action has
+  // tried it. set_reason records a failure (it replaces the one before); clear_reason forgets it.
+  PendingReason* reason(WorkloadId workload) {
+    const int32_t position = pending_position_[static_cast<size_t>(workload)];
+    return position >= 0 && tried_[static_cast<size_t>(position)]
+               ? &result_.pending[static_cast<size_t>(position)].reason
+               : nullptr;
+  }
+  PendingReason& set_reason(WorkloadId workload, PendingReason reason);
+  void clear_reason(WorkloadId workload);
 
   // A statement on the cycle's cluster whose every operation (and undoing) the ledger follows.
   // Actions change the cluster only through statements opened here; commit checks it.
@@ -85,8 +95,8 @@ class CycleContext : private StatementListener {
   // Sets the reservations in force and marks their nodes in the cluster (releasing the old ones).
   void set_reservations(std::vector<Reservation> reservations);
 
-  // Commits the statement (opened by open_statement) and records what it did: the workloads that started (and the action
-  // that made room), the units evicted (moved when re-placed), the operations.
+  // Commits the statement (opened by open_statement) and records what it did: the workloads that started (and the
+  // action that made room), the units evicted (moved when re-placed), the operations.
   void commit(Statement& statement, Action action, WorkloadId beneficiary);
 
   // The bound pods of a unit, into `pods`; what bound pods hold now, into `total` (one entry per
@@ -114,9 +124,15 @@ class CycleContext : private StatementListener {
   QueueLedger ledger_;
   CycleResult result_;
   std::vector<WorkloadId> pending_;
-  std::vector<std::optional<PendingReason>> reasons_;
-  std::vector<ResourceVector> gang_requests_;  // per workload, computed on first use
-  std::vector<bool> gang_request_known_;
+  // The reasons live in result_.pending from the start, one per entry of pending_ in its order:
+  // finish_result then only drops the workloads that started, in place. Per workload its entry
+  // (-1: not pending at the start); per entry whether an action has tried it.
+  std::vector<int32_t> pending_position_;
+  std::vector<char> tried_;
+  // Per workload, resource_count entries each, worked out on first use: one flat array, which
+  // the actions read for 100,000 workloads in queue order, not one allocation per workload.
+  std::vector<double> gang_requests_;
+  std::vector<char> gang_request_known_;
   std::vector<char> waiting_;  // per workload: pending at the start and not placed since
   std::vector<Reservation> reservations_;
   std::vector<int32_t> reservation_of_;  // per workload: index in reservations_, or -1

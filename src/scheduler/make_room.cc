@@ -837,7 +837,7 @@ bool may_hold(CycleContext& context, const VictimIndex& victims, const RoomReque
 void explain_no_room(CycleContext& context, VictimIndex& victims, const RoomRequest& request, const GangTopology& gang,
                      const std::vector<DomainPlan>& plans) {
   if (request.action != Action::kReclaim && request.action != Action::kPreempt) return;
-  std::optional<PendingReason>& reason = context.reason(request.pending);
+  PendingReason* reason = context.reason(request.pending);
   if (!reason) return;
   RoomRequest unlimited;
   unlimited.pending = request.pending;

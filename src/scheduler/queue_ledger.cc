@@ -74,7 +74,7 @@ void QueueLedger::add_burst(QueueIndex leaf, double gpus) {
   for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) burst_[queue] += gpus;
 }
 
-std::optional<QuotaBlock> QueueLedger::check_allocation(QueueIndex leaf, const ResourceVector& request,
+std::optional<QuotaBlock> QueueLedger::check_allocation(QueueIndex leaf, std::span<const double> request,
                                                         bool preemptible,
                                                         std::span<const ResourceId> key_resources) const {
   for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
@@ -102,7 +102,7 @@ std::optional<QuotaBlock> QueueLedger::check_allocation(QueueIndex leaf, const R
 }
 
 std::optional<QueueLedger::FairShareExcess> QueueLedger::reclaim_blocked(
-    QueueIndex leaf, const ResourceVector& request, std::span<const ResourceId> key_resources) const {
+    QueueIndex leaf, std::span<const double> request, std::span<const ResourceId> key_resources) const {
   for (ResourceId r : key_resources) {
     const double fair = shares_.share(leaf, r);
     if (allocated_[leaf][r] + resource_at(request, r) / 2 > fair + kSlack) {
@@ -143,7 +143,7 @@ void QueueLedger::number_subtrees() {
   }
 }
 
-void QueueLedger::loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector& request,
+void QueueLedger::loss_allowance(QueueIndex reclaimer_leaf, std::span<const double> request,
                                  const std::vector<ResourceVector>& before, std::span<const ResourceId> key_resources,
                                  std::vector<double>& allowance, const LimitTerms* limits) const {
   constexpr double kInf = std::numeric_limits<double>::infinity();

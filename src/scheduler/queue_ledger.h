@@ -57,7 +57,7 @@ class QueueLedger {
 
   // Limits on the whole path, and for non-preemptible work the deserved quota of the key
   // resources (ResourceMeter::key_resources). nullopt: allowed.
-  std::optional<QuotaBlock> check_allocation(QueueIndex leaf, const ResourceVector& request, bool preemptible,
+  std::optional<QuotaBlock> check_allocation(QueueIndex leaf, std::span<const double> request, bool preemptible,
                                              std::span<const ResourceId> key_resources) const;
 
   // Whether the leaf queue may reclaim for the request: it holds less than its fair share of
@@ -73,7 +73,7 @@ class QueueLedger {
     double fair_share;
     double requested = 0;
   };
-  std::optional<FairShareExcess> reclaim_blocked(QueueIndex leaf, const ResourceVector& request,
+  std::optional<FairShareExcess> reclaim_blocked(QueueIndex leaf, std::span<const double> request,
                                                  std::span<const ResourceId> key_resources) const;
 
   // Whether the leaf queue, counting what `set_aside` (per resource; may be empty) already holds
@@ -102,7 +102,7 @@ class QueueLedger {
     ResourceId gpu = 0;
     double overcommit = 1.0;
   };
-  void loss_allowance(QueueIndex reclaimer_leaf, const ResourceVector& request,
+  void loss_allowance(QueueIndex reclaimer_leaf, std::span<const double> request,
                       const std::vector<ResourceVector>& before, std::span<const ResourceId> key_resources,
                       std::vector<double>& allowance, const LimitTerms* limits = nullptr) const;
 

@@ -18,12 +18,12 @@ ResourceMeter::ResourceMeter(const ClusterSpec& cluster, const ResourceNames& re
   typical_device_memory_ = cluster.median_device_memory();
 }
 
-void ResourceMeter::add_common(const PodSpec& pod, ResourceVector& total) const {
+void ResourceMeter::add_common(const PodSpec& pod, std::span<double> total) const {
   total[cpu_] += static_cast<double>(pod.request.cpu_milli);
   total[memory_] += static_cast<double>(pod.request.memory_bytes);
 }
 
-void ResourceMeter::add_pending(const PodSpec& pod, ResourceVector& total) const {
+void ResourceMeter::add_pending(const PodSpec& pod, std::span<double> total) const {
   add_common(pod, total);
   if (!pod.gpu.wants_gpu()) return;
   const double gpus = static_cast<double>(pod.gpu.pending_milli(typical_device_memory_)) / kMilliPerGpu;
@@ -37,7 +37,7 @@ void ResourceMeter::add_pending(const PodSpec& pod, ResourceVector& total) const
   }
 }
 
-void ResourceMeter::add_bound(const PodSpec& pod, const Binding& binding, ResourceVector& total) const {
+void ResourceMeter::add_bound(const PodSpec& pod, const Binding& binding, std::span<double> total) const {
   add_common(pod, total);
   if (binding.devices.empty()) return;
   const double gpus = static_cast<double>(binding.gpu_milli()) / kMilliPerGpu;
@@ -87,7 +87,7 @@ ResourceVector ResourceMeter::bound(const PodSpec& pod, const Binding& binding) 
   return total;
 }
 
-std::vector<ResourceId> ResourceMeter::key_resources(const ResourceVector& request) const {
+std::vector<ResourceId> ResourceMeter::key_resources(std::span<const double> request) const {
   std::vector<ResourceId> keys;
   if (resource_at(request, gpu_) > 0) {
     keys.push_back(gpu_);

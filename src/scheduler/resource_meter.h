@@ -2,6 +2,7 @@
 // CPU millicores, memory bytes, and the per-model GPU resources ("gpu/H100") a tree names.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "core/binding.h"
@@ -32,15 +33,15 @@ class ResourceMeter {
   // A placed pod: the GPU portion it holds on its devices, counted under their model too.
   ResourceVector bound(const PodSpec& pod, const Binding& binding) const;
   // Adds the amount to `total` (both sized resource_count()).
-  void add_pending(const PodSpec& pod, ResourceVector& total) const;
-  void add_bound(const PodSpec& pod, const Binding& binding, ResourceVector& total) const;
+  void add_pending(const PodSpec& pod, std::span<double> total) const;
+  void add_bound(const PodSpec& pod, const Binding& binding, std::span<double> total) const;
 
   // The resources quota rules compare for a request (see docs/fair-share.md): the GPU resources
   // when it asks for GPUs (gpu and any per-model one it touches), else CPU and memory.
-  std::vector<ResourceId> key_resources(const ResourceVector& request) const;
+  std::vector<ResourceId> key_resources(std::span<const double> request) const;
 
  private:
-  void add_common(const PodSpec& pod, ResourceVector& total) const;
+  void add_common(const PodSpec& pod, std::span<double> total) const;
 
   const ClusterSpec& cluster_;
   size_t resource_count_;
