@@ -1,12 +1,16 @@
 // Each action takes a queue's candidates in runs_before order. The cycle sorts its pending
 // workloads once, and split_by_queue_in_run_order sorts again only the queues whose candidates
-// come out of order: the lists must be those a full sort gives, whatever order comes in.
+// come out of order: the lists must be those a full sort gives, whatever order comes in. A
+// picker over workloads pending at the start orders them by their places in the cycle's sorted
+// list instead, without reading the workloads: it must hand out the same lists.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
+#include "policy/fair_share.h"
 #include "scheduler/cycle_context.h"
+#include "scheduler/queue_picker.h"
 #include "scheduler_world.h"
 
 namespace tessera {
@@ -69,6 +73,66 @@ TEST(QueueRunOrder, SplitByQueueGivesWhatTheFullSortGivesInAnyOrder) {
   }
   EXPECT_GT(presorted_lists, 40);
   EXPECT_GT(shuffled_lists, 40);
+}
+
+// Each queue's candidates as a picker hands them out, whatever order it takes the queues in.
+std::vector<std::vector<WorkloadId>> picked_by_queue(CycleContext& context, const std::vector<WorkloadId>& candidates) {
+  std::vector<std::vector<WorkloadId>> by_queue(context.tree().size());
+  QueuePicker picker(context, candidates);
+  for (WorkloadId id = picker.next(); id >= 0; id = picker.next())
+    by_queue[context.workloads()[id].queue].push_back(id);
+  return by_queue;
+}
+
+TEST(QueueRunOrder, APickerOverPendingWorkloadsHandsOutEachQueueInRunOrderInAnyOrder) {
+  std::mt19937_64 random(90210);
+  auto draw = [&random](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
+  int checked = 0;
+  for (int round = 0; round < 40; ++round) {
+    std::vector<QueueSpec> queues;
+    std::vector<std::string> leaves;
+    const int projects = draw(1, 6);
+    queues.push_back(testing::gpu_queue("dept", "", 8));
+    for (int p = 0; p < projects; ++p) {
+      leaves.push_back(fmt::format("p{}", p));
+      queues.push_back(testing::gpu_queue(leaves.back(), "dept", 1));
+    }
+    SchedulerWorld world(testing::uniform_cluster(2, 8), queues);
+    const int count = draw(1, 120);
+    for (int w = 0; w < count; ++w) {
+      WorkloadShape shape;
+      shape.priority = 50 * draw(0, 2);
+      const std::string& leaf = leaves[static_cast<size_t>(draw(0, projects - 1))];
+      world.submit(fmt::format("w{}", w), leaf, shape, 10.0 * draw(0, 5));
+    }
+    const QueueTree& tree = world.tree();
+    std::vector<QueueLoad> loads(tree.size());
+    for (QueueLoad& load : loads) {
+      load.demand.assign(tree.resource_count(), 0.0);
+      load.allocated.assign(tree.resource_count(), 0.0);
+    }
+    Result<FairShares> shares = compute_fair_shares(tree, world.meter().capacity(), loads);
+    ASSERT_TRUE(shares.ok());
+    Placer placer(world.policy());
+    const CycleOptions options;
+    CycleContext context({world.cluster(), placer, world.workloads(), tree, world.meter(), 0}, options,
+                         std::move(*shares), loads,
+                         std::vector<ResourceVector>(tree.size(), ResourceVector(tree.resource_count(), 0.0)));
+    ASSERT_EQ(context.pending().size(), static_cast<size_t>(count));
+    std::vector<WorkloadId> part;
+    for (WorkloadId id : context.pending()) {
+      if (draw(0, 3) != 0) part.push_back(id);
+    }
+    std::vector<WorkloadId> shuffled = part;
+    std::shuffle(shuffled.begin(), shuffled.end(), random);
+    std::vector<WorkloadId> reversed(part.rbegin(), part.rend());
+    const auto expected = split_by_queue_in_run_order(world.workloads(), part, tree.size());
+    EXPECT_EQ(picked_by_queue(context, part), expected) << "round " << round;
+    EXPECT_EQ(picked_by_queue(context, shuffled), expected) << "round " << round;
+    EXPECT_EQ(picked_by_queue(context, reversed), expected) << "round " << round;
+    checked += part.size() > 1 ? 1 : 0;
+  }
+  EXPECT_GT(checked, 30);
 }
 
 }  // namespace

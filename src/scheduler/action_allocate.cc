@@ -29,6 +29,7 @@ void grow_elastic_workloads(CycleContext& context) {
   WorkloadSet& workloads = context.workloads();
   std::vector<WorkloadId> elastic;
   for (WorkloadId id : workloads.active()) {
+    if (context.still_pending(id)) continue;  // runs nothing, told without reading the workload
     const Workload& workload = workloads[id];
     if (static_cast<int>(workload.pods.size()) > workload.min_member() && workloads.is_running(id, context.cluster()))
       elastic.push_back(id);

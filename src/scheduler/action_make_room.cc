@@ -105,7 +105,7 @@ void consolidate(CycleContext& context) {
   std::optional<VictimIndex> victims;
   // Moves rearrange the cluster: any commit may open room for a gang that failed before.
   for_each_waiting<uint32_t>(
-      context, Action::kConsolidate, [&](WorkloadId id) { return context.workloads()[id].gang_shape; },
+      context, Action::kConsolidate, [&](WorkloadId id) { return context.pending_key(id).gang_shape; },
       [&] { return context.generation(); },
       [&](WorkloadId id) {
         context.reason(id)->consolidation_tried = true;
@@ -134,7 +134,10 @@ void reclaim(CycleContext& context) {
   // another queue's failed reclaim can succeed only if room was left free.
   for_each_waiting<std::pair<uint32_t, QueueIndex>>(
       context, Action::kReclaim,
-      [&](WorkloadId id) { return std::pair{context.workloads()[id].gang_shape, context.workloads()[id].queue}; },
+      [&](WorkloadId id) {
+        const CycleContext::PendingKey& key = context.pending_key(id);
+        return std::pair{key.gang_shape, key.queue};
+      },
       [&] { return context.freed_generation(); },
       [&](WorkloadId id) {
         const Workload& pending = context.workloads()[id];
@@ -207,8 +210,8 @@ void preempt(CycleContext& context) {
   for_each_waiting<std::tuple<uint32_t, QueueIndex, int>>(
       context, Action::kPreempt,
       [&](WorkloadId id) {
-        const Workload& workload = context.workloads()[id];
-        return std::tuple{workload.gang_shape, workload.queue, workload.spec.priority};
+        const CycleContext::PendingKey& key = context.pending_key(id);
+        return std::tuple{key.gang_shape, key.queue, key.priority};
       },
       [&] { return context.freed_generation(); },
       [&](WorkloadId id) {

@@ -79,6 +79,7 @@ std::vector<int64_t> gpus_that_must_end(CycleContext& context) {
   const WorkloadSet& workloads = context.workloads();
   const std::optional<ResourceId> gpu = context.tree().resources().find(kGpuResource);
   for (WorkloadId id : workloads.active()) {
+    if (context.still_pending(id)) continue;  // holds nothing, told without reading the workload
     const Workload& workload = workloads[id];
     const double excess = gpu ? resource_at(context.ledger().allocated(workload.queue), *gpu) -
                                     context.shares().share(workload.queue, *gpu)
@@ -192,6 +193,7 @@ std::vector<NodeIndex> nodes_in_one_domain(const ClusterState& cluster, std::spa
 // When each reservation's nodes are expected free: the latest end, by time limit, of the work on
 // them (kNeverDue if some has no limit; now if nothing runs there).
 void set_due_times(CycleContext& context, std::vector<Reservation>& reservations) {
+  if (reservations.empty()) return;
   const ClusterState& cluster = context.cluster();
   std::vector<int32_t> reservation_on(static_cast<size_t>(cluster.node_count()), -1);
   for (size_t index = 0; index < reservations.size(); ++index) {
@@ -201,6 +203,7 @@ void set_due_times(CycleContext& context, std::vector<Reservation>& reservations
   }
   const WorkloadSet& workloads = context.workloads();
   for (WorkloadId id : workloads.active()) {
+    if (context.still_pending(id)) continue;  // holds no node
     const Workload& workload = workloads[id];
     const double limit = workload.spec.time_limit_seconds;
     const double end = limit > 0 ? workload.started_at + limit : kNeverDue;

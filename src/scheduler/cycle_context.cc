@@ -72,6 +72,7 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       pending_position_(inputs.workloads.size(), -1),
       gang_requests_(inputs.workloads.size() * inputs.meter.resource_count(), 0.0),
       gang_request_known_(inputs.workloads.size(), 0),
+      pending_gpu_milli_(inputs.workloads.size(), -1),
       waiting_(inputs.workloads.size(), 0),
       reservation_of_(inputs.workloads.size(), -1) {
   result_.loads = std::move(loads);
@@ -84,6 +85,7 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       // Now, while its pods were just read in the order they are stored: every action asks for
       // them, in queue order, which reads the pods scattered.
       gang_request(id);
+      pending_gpu_milli_[static_cast<size_t>(id)] = sum_gang_gpu_milli(id);
     }
   }
   // Once for the cycle: every action's candidates are taken from it in this order, and the
@@ -91,9 +93,13 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
   sort_by_queue_and_run_order(inputs.workloads, pending_);
   result_.pending.resize(pending_.size());
   tried_.assign(pending_.size(), 0);
+  pending_keys_.resize(pending_.size());
   for (size_t position = 0; position < pending_.size(); ++position) {
-    result_.pending[position].workload = pending_[position];
-    pending_position_[static_cast<size_t>(pending_[position])] = static_cast<int32_t>(position);
+    const WorkloadId id = pending_[position];
+    const Workload& workload = inputs.workloads[id];
+    result_.pending[position].workload = id;
+    pending_position_[static_cast<size_t>(id)] = static_cast<int32_t>(position);
+    pending_keys_[position] = {workload.gang_shape, workload.spec.priority, workload.queue};
   }
 }
 
@@ -124,6 +130,11 @@ std::span<const double> CycleContext::gang_request(WorkloadId workload) {
 }
 
 int64_t CycleContext::gang_gpu_milli(WorkloadId workload) const {
+  const int64_t known = pending_gpu_milli_[static_cast<size_t>(workload)];
+  return known >= 0 ? known : sum_gang_gpu_milli(workload);
+}
+
+int64_t CycleContext::sum_gang_gpu_milli(WorkloadId workload) const {
   int64_t total = 0;
   const Workload& entry = inputs_.workloads[workload];
   for (PodId pod : entry.gang()) total += inputs_.cluster.pod(pod).gpu.pending_milli(typical_device_memory());

@@ -47,6 +47,18 @@ class CycleContext : private StatementListener {
   // Workloads pending at the start of the cycle, by queue and runs_before (the order the
   // actions take each queue's in).
   const std::vector<WorkloadId>& pending() const { return pending_; }
+  // A workload's place in pending(); -1 for one not pending at the start.
+  int32_t pending_position(WorkloadId workload) const { return pending_position_[static_cast<size_t>(workload)]; }
+  // What the actions compare of a workload pending at the start, kept apart and compact: they take
+  // 100,000 of them in queue order, and reading each workload there is a cache miss.
+  struct PendingKey {
+    uint32_t gang_shape = 0;
+    int priority = 0;
+    QueueIndex queue = 0;
+  };
+  const PendingKey& pending_key(WorkloadId workload) const {
+    return pending_keys_[static_cast<size_t>(pending_position(workload))];
+  }
   // Whether a workload pending at the start of the cycle is still waiting (none of its pods was
   // placed since). A flag, not a look at every pod: actions ask it for 100,000 workloads.
   bool still_pending(WorkloadId workload) const { return waiting_[static_cast<size_t>(workload)] != 0; }
@@ -115,6 +127,7 @@ class CycleContext : private StatementListener {
  private:
   // Posts a pod's binding to its queue in the ledger: placed, or given up.
   void post(PodId pod, const Binding& binding, bool placed);
+  int64_t sum_gang_gpu_milli(WorkloadId workload) const;
   void bound(PodId pod, const Binding& binding) override { post(pod, binding, true); }
   void unbound(PodId pod, const Binding& binding) override { post(pod, binding, false); }
 
@@ -129,11 +142,13 @@ class CycleContext : private StatementListener {
   // (-1: not pending at the start); per entry whether an action has tried it.
   std::vector<int32_t> pending_position_;
   std::vector<char> tried_;
+  std::vector<PendingKey> pending_keys_;  // per entry of pending_
   // Per workload, resource_count entries each, worked out on first use: one flat array, which
   // the actions read for 100,000 workloads in queue order, not one allocation per workload.
   std::vector<double> gang_requests_;
   std::vector<char> gang_request_known_;
-  std::vector<char> waiting_;  // per workload: pending at the start and not placed since
+  std::vector<int64_t> pending_gpu_milli_;  // per workload pending at the start: gang_gpu_milli; -1 others
+  std::vector<char> waiting_;               // per workload: pending at the start and not placed since
   std::vector<Reservation> reservations_;
   std::vector<int32_t> reservation_of_;  // per workload: index in reservations_, or -1
   // The workloads with topology constraints, resolved on first use: the gang's topology, or why

@@ -30,6 +30,10 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
   members_start_.push_back(0);
   min_priority_ = INT_MAX;
   for (WorkloadId id : workloads.active()) {
+    // Pending at the start of the cycle: still waiting, or placed since, and work this cycle just
+    // placed is not taken back in the same cycle (below). Told apart without reading the
+    // workload, as most of a cycle's workloads are pending.
+    if (context.pending_position(id) >= 0) continue;
     const Workload& workload = workloads[id];
     // Work this cycle just placed is not taken back in the same cycle.
     if (!workload.spec.preemptible || !workloads.is_running(id, cluster) || workload.started_at >= context.now() ||
