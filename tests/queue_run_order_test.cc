@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <random>
 
 #include "policy/fair_share.h"
@@ -28,28 +29,42 @@ std::vector<std::vector<WorkloadId>> sorted_then_cut(const WorkloadSet& workload
   return by_queue;
 }
 
+// A department of one to six projects on two nodes, and from `least` to 120 workloads, each in a
+// project drawn at random, of few priorities and submission times: many ties, broken by
+// submission, then id.
+struct DrawnWorld {
+  std::unique_ptr<SchedulerWorld> world;
+  std::vector<WorkloadId> ids;
+};
+DrawnWorld draw_world(std::mt19937_64& random, int least) {
+  auto draw = [&random](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
+  std::vector<QueueSpec> queues;
+  std::vector<std::string> leaves;
+  const int projects = draw(1, 6);
+  queues.push_back(testing::gpu_queue("dept", "", 8));
+  for (int p = 0; p < projects; ++p) {
+    leaves.push_back(fmt::format("p{}", p));
+    queues.push_back(testing::gpu_queue(leaves.back(), "dept", 1));
+  }
+  DrawnWorld drawn{std::make_unique<SchedulerWorld>(testing::uniform_cluster(2, 8), queues), {}};
+  const int count = draw(least, 120);
+  for (int w = 0; w < count; ++w) {
+    WorkloadShape shape;
+    shape.priority = 50 * draw(0, 2);
+    const std::string& leaf = leaves[static_cast<size_t>(draw(0, projects - 1))];
+    drawn.ids.push_back(drawn.world->submit(fmt::format("w{}", w), leaf, shape, 10.0 * draw(0, 5)));
+  }
+  return drawn;
+}
+
 TEST(QueueRunOrder, SplitByQueueGivesWhatTheFullSortGivesInAnyOrder) {
   std::mt19937_64 random(4711);
   auto draw = [&random](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
   int presorted_lists = 0, shuffled_lists = 0;
   for (int round = 0; round < 60; ++round) {
-    std::vector<QueueSpec> queues;
-    std::vector<std::string> leaves;
-    const int projects = draw(1, 6);
-    queues.push_back(testing::gpu_queue("dept", "", 8));
-    for (int p = 0; p < projects; ++p) {
-      leaves.push_back(fmt::format("p{}", p));
-      queues.push_back(testing::gpu_queue(leaves.back(), "dept", 1));
-    }
-    SchedulerWorld world(testing::uniform_cluster(2, 8), queues);
-    const int count = draw(0, 120);
-    std::vector<WorkloadId> ids;
-    for (int w = 0; w < count; ++w) {
-      WorkloadShape shape;
-      shape.priority = 50 * draw(0, 2);  // few values: many ties, broken by submission, then id
-      const std::string& leaf = leaves[static_cast<size_t>(draw(0, projects - 1))];
-      ids.push_back(world.submit(fmt::format("w{}", w), leaf, shape, 10.0 * draw(0, 5)));
-    }
+    DrawnWorld drawn = draw_world(random, 0);
+    SchedulerWorld& world = *drawn.world;
+    const std::vector<WorkloadId>& ids = drawn.ids;
     const size_t queue_count = world.tree().size();
     const std::vector<std::vector<WorkloadId>> expected = sorted_then_cut(world.workloads(), ids, queue_count);
     // In order already (part of a sorted list, as the actions' candidates are): one pass.
@@ -89,22 +104,8 @@ TEST(QueueRunOrder, APickerOverPendingWorkloadsHandsOutEachQueueInRunOrderInAnyO
   auto draw = [&random](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
   int checked = 0;
   for (int round = 0; round < 40; ++round) {
-    std::vector<QueueSpec> queues;
-    std::vector<std::string> leaves;
-    const int projects = draw(1, 6);
-    queues.push_back(testing::gpu_queue("dept", "", 8));
-    for (int p = 0; p < projects; ++p) {
-      leaves.push_back(fmt::format("p{}", p));
-      queues.push_back(testing::gpu_queue(leaves.back(), "dept", 1));
-    }
-    SchedulerWorld world(testing::uniform_cluster(2, 8), queues);
-    const int count = draw(1, 120);
-    for (int w = 0; w < count; ++w) {
-      WorkloadShape shape;
-      shape.priority = 50 * draw(0, 2);
-      const std::string& leaf = leaves[static_cast<size_t>(draw(0, projects - 1))];
-      world.submit(fmt::format("w{}", w), leaf, shape, 10.0 * draw(0, 5));
-    }
+    DrawnWorld drawn = draw_world(random, 1);
+    SchedulerWorld& world = *drawn.world;
     const QueueTree& tree = world.tree();
     std::vector<QueueLoad> loads(tree.size());
     for (QueueLoad& load : loads) {
@@ -118,7 +119,7 @@ TEST(QueueRunOrder, APickerOverPendingWorkloadsHandsOutEachQueueInRunOrderInAnyO
     CycleContext context({world.cluster(), placer, world.workloads(), tree, world.meter(), 0}, options,
                          std::move(*shares), loads,
                          std::vector<ResourceVector>(tree.size(), ResourceVector(tree.resource_count(), 0.0)));
-    ASSERT_EQ(context.pending().size(), static_cast<size_t>(count));
+    ASSERT_EQ(context.pending().size(), drawn.ids.size());
     std::vector<WorkloadId> part;
     for (WorkloadId id : context.pending()) {
       if (draw(0, 3) != 0) part.push_back(id);
