@@ -3,6 +3,7 @@
 // scheduler layer.
 #pragma once
 
+#include <cassert>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -57,6 +58,7 @@ class CycleContext : private StatementListener {
     QueueIndex queue = 0;
   };
   const PendingKey& pending_key(WorkloadId workload) const {
+    assert(pending_position(workload) >= 0 && "only a workload pending at the start of the cycle has keys");
     return pending_keys_[static_cast<size_t>(pending_position(workload))];
   }
   // Whether a workload pending at the start of the cycle is still waiting (none of its pods was
@@ -143,8 +145,9 @@ class CycleContext : private StatementListener {
   std::vector<int32_t> pending_position_;
   std::vector<char> tried_;
   std::vector<PendingKey> pending_keys_;  // per entry of pending_
-  // Per workload, resource_count entries each, worked out on first use: one flat array, which
-  // the actions read for 100,000 workloads in queue order, not one allocation per workload.
+  // Per workload, resource_count entries each: one flat array, which the actions read for 100,000
+  // workloads in queue order, not one allocation per workload. Worked out for the workloads
+  // pending at the start as the context is built, for the others on first use.
   std::vector<double> gang_requests_;
   std::vector<char> gang_request_known_;
   std::vector<int64_t> pending_gpu_milli_;  // per workload pending at the start: gang_gpu_milli; -1 others
