@@ -220,10 +220,6 @@ double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeS
     idle -= was == kMilliPerGpu ? 1 : 0;
     free_total -= was - now;
   }
-  if (free_total == 0) {
-    std::fill_n(parts.begin(), gpu_needs_.size(), 0.0);
-    return 0;
-  }
   // What the devices hold of each need after the placement: a pod that takes no device leaves
   // every count as it was, one of whole GPUs takes idle devices, a fraction one device's share.
   std::array<int32_t, kMaxGpuNeeds> moved;
@@ -241,14 +237,7 @@ double TesseraMeasure::unusable_capacity_after(const NodeSpec& node, const NodeS
     }
     held = std::span<const int32_t>(moved.data(), slots.size());
   }
-  // Each need's part of T.
-  double expected = 0;
-  for (size_t i = 0; i < gpu_needs_.size(); ++i) {
-    const double part = need_unusable(i, held[i] > 0 ? held[i] : -1, free, free_total);
-    parts[i] = part;
-    expected += part;
-  }
-  return expected;
+  return unusable_capacity(held, free, free_total, parts);
 }
 
 double TesseraMeasure::unusable_capacity(std::span<const int32_t> slots, const Resources& free, int64_t free_total,
