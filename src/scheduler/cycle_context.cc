@@ -45,21 +45,47 @@ void sort_by_queue_and_run_order(const WorkloadSet& workloads, std::vector<Workl
   for (size_t i = 0; i < keys.size(); ++i) ids[i] = keys[i].id;
 }
 
-std::vector<std::vector<WorkloadId>> split_by_queue_in_run_order(const WorkloadSet& workloads,
-                                                                 std::span<const WorkloadId> ids, size_t queue_count) {
+namespace {
+
+// `ids` per queue (`queue_of`), each list in runs_before order: a list whose ids came in order
+// (`in_order` of each two in a row) stays as it came, the others are put in order by `sort`.
+template <typename QueueOf, typename InOrder, typename Sort>
+std::vector<std::vector<WorkloadId>> split_by_queue(std::span<const WorkloadId> ids, size_t queue_count,
+                                                    QueueOf queue_of, InOrder in_order, Sort sort) {
   std::vector<std::vector<WorkloadId>> by_queue(queue_count);
   std::vector<char> out_of_order(queue_count, 0);
   for (WorkloadId id : ids) {
-    const Workload& workload = workloads[id];
-    std::vector<WorkloadId>& list = by_queue[workload.queue];
-    if (!list.empty() && !runs_before(workloads[list.back()], list.back(), workload, id))
-      out_of_order[workload.queue] = 1;
+    const QueueIndex queue = queue_of(id);
+    std::vector<WorkloadId>& list = by_queue[queue];
+    if (!list.empty() && !in_order(list.back(), id)) out_of_order[queue] = 1;
     list.push_back(id);
   }
   for (size_t queue = 0; queue < queue_count; ++queue) {
-    if (out_of_order[queue]) sort_by_queue_and_run_order(workloads, by_queue[queue]);
+    if (out_of_order[queue]) sort(by_queue[queue]);
   }
   return by_queue;
+}
+
+}  // namespace
+
+std::vector<std::vector<WorkloadId>> split_by_queue_in_run_order(const WorkloadSet& workloads,
+                                                                 std::span<const WorkloadId> ids, size_t queue_count) {
+  return split_by_queue(
+      ids, queue_count, [&](WorkloadId id) { return workloads[id].queue; },
+      [&](WorkloadId a, WorkloadId b) { return runs_before(workloads[a], a, workloads[b], b); },
+      [&](std::vector<WorkloadId>& list) { sort_by_queue_and_run_order(workloads, list); });
+}
+
+std::vector<std::vector<WorkloadId>> CycleContext::split_in_run_order(std::span<const WorkloadId> candidates) {
+  const bool all_pending =
+      std::all_of(candidates.begin(), candidates.end(), [&](WorkloadId id) { return pending_position(id) >= 0; });
+  if (!all_pending) return split_by_queue_in_run_order(workloads(), candidates, tree().size());
+  // Their places in pending() give the order (it is by queue, then runs_before), and the compact
+  // keys the queue: no workload is read.
+  auto earlier = [&](WorkloadId a, WorkloadId b) { return pending_position(a) < pending_position(b); };
+  return split_by_queue(
+      candidates, tree().size(), [&](WorkloadId id) { return pending_key(id).queue; }, earlier,
+      [&](std::vector<WorkloadId>& list) { std::sort(list.begin(), list.end(), earlier); });
 }
 
 CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, FairShares shares,

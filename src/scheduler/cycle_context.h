@@ -57,6 +57,9 @@ class CycleContext : private StatementListener {
     int priority = 0;
     QueueIndex queue = 0;
   };
+  // The candidates per leaf queue, each list in runs_before order, as split_by_queue_in_run_order
+  // below; where all were pending at the start, from their places in pending() and their keys.
+  std::vector<std::vector<WorkloadId>> split_in_run_order(std::span<const WorkloadId> candidates);
   const PendingKey& pending_key(WorkloadId workload) const {
     assert(pending_position(workload) >= 0 && "only a workload pending at the start of the cycle has keys");
     return pending_keys_[static_cast<size_t>(pending_position(workload))];
