@@ -13,7 +13,7 @@ namespace {
 
 // Places the workload's unbound elastic extras in the statement, one pod at a time, as long as
 // each fits its queue's limits and some node.
-void place_extras(CycleContext& context, Statement& statement, WorkloadId id, const std::vector<ResourceId>& keys) {
+void place_extras(CycleContext& context, Statement& statement, WorkloadId id, std::span<const ResourceId> keys) {
   const Workload& workload = context.workloads()[id];
   const PlacementPass pass = context.pass_for(id);
   for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
@@ -52,25 +52,28 @@ void allocate(CycleContext& context) {
   std::unordered_map<uint32_t, PendingReason> failed_shapes;
   QueuePicker picker(context, context.pending());
   for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
-    const Workload& workload = workloads[id];
+    // Most workloads are turned down by their queue or by a gang of the same shape that failed:
+    // their compact key decides that without reading the workload.
+    const CycleContext::PendingKey& key = context.pending_key(id);
     ++stats.attempts;
     const std::span<const double> request = context.gang_request(id);
-    const std::vector<ResourceId> keys = context.key_resources(id);
-    if (auto block = context.ledger().check_allocation(workload.queue, request, workload.spec.preemptible, keys)) {
+    const std::span<const ResourceId> keys = context.key_resources(id);
+    if (auto block = context.ledger().check_allocation(key.queue, request, key.preemptible, keys)) {
       PendingReason reason;
       reason.code =
           block->rule == QuotaBlock::Rule::kLimit ? PendingCode::kQueueLimit : PendingCode::kNonPreemptibleQuota;
       reason.quota = *block;
-      reason.gang_size = workload.min_member();
+      reason.gang_size = workloads[id].min_member();
       context.set_reason(id, std::move(reason));
       continue;
     }
     // A workload that may use reserved nodes can fit where an equal one did not.
     const bool plain = context.plain_pass(id);
-    if (auto known = failed_shapes.find(workload.gang_shape); plain && known != failed_shapes.end()) {
+    if (auto known = failed_shapes.find(key.gang_shape); plain && known != failed_shapes.end()) {
       context.set_reason(id, known->second);
       continue;
     }
+    const Workload& workload = workloads[id];
     Statement statement = context.open_statement();
     PendingReason reason;
     reason.gang_size = workload.min_member();

@@ -11,9 +11,10 @@
 //   preempt     — lower-priority preemptible workloads of the same queue past their preemption
 //                 minimum runtime.
 #include <algorithm>
-#include <map>
+#include <functional>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 
 #include "scheduler/actions.h"
 #include "scheduler/make_room.h"
@@ -27,14 +28,28 @@ namespace {
 std::vector<WorkloadId> waiting_for_room(CycleContext& context) {
   std::vector<WorkloadId> waiting;
   for (WorkloadId id : context.pending()) {
-    const PendingReason* reason = context.reason(id);
-    if (reason && reason->code == PendingCode::kUnschedulable && context.still_pending(id)) waiting.push_back(id);
+    if (context.unschedulable(id) && context.still_pending(id)) waiting.push_back(id);
   }
   return waiting;
 }
 
+// A failure memo's key: a few small integers (a gang shape, a queue, a priority).
+struct MemoKeyHash {
+  template <typename... T>
+  size_t operator()(const std::tuple<T...>& key) const {
+    return std::apply(
+        [](const auto&... part) {
+          size_t hash = 0;
+          ((hash = hash * 0x9E3779B97F4A7C15ULL + std::hash<std::decay_t<decltype(part)>>{}(part)), ...);
+          return hash;
+        },
+        key);
+  }
+};
+
 // Runs `attempt` for each waiting workload in queue order. A failure is remembered under `key`
-// while `generation` stays the same, so equal workloads are not searched twice for nothing.
+// while `generation` stays the same, so equal workloads are not searched twice for nothing. The
+// memo is asked once for each of up to 100,000 workloads: a hash table, not a tree.
 template <typename Key, typename KeyOf, typename Generation, typename Attempt>
 void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Generation generation, Attempt attempt) {
   ActionStats& stats = context.result().actions[static_cast<int>(action)];
@@ -42,7 +57,7 @@ void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Genera
     uint64_t generation;
     WorkloadId workload;  // the one that failed; an equal workload skipped gets its findings
   };
-  std::map<Key, Failure> failures;
+  std::unordered_map<Key, Failure, MemoKeyHash> failures;
   QueuePicker picker(context, waiting_for_room(context));
   for (WorkloadId id = picker.next(); id >= 0; id = picker.next()) {
     if (!context.still_pending(id)) continue;
@@ -104,8 +119,8 @@ void consolidate(CycleContext& context) {
   // indexes what it would have at the start, and often no attempt gets that far.
   std::optional<VictimIndex> victims;
   // Moves rearrange the cluster: any commit may open room for a gang that failed before.
-  for_each_waiting<uint32_t>(
-      context, Action::kConsolidate, [&](WorkloadId id) { return context.pending_key(id).gang_shape; },
+  for_each_waiting<std::tuple<uint32_t>>(
+      context, Action::kConsolidate, [&](WorkloadId id) { return std::tuple{context.pending_key(id).gang_shape}; },
       [&] { return context.generation(); },
       [&](WorkloadId id) {
         context.reason(id)->consolidation_tried = true;
@@ -132,16 +147,16 @@ void reclaim(CycleContext& context) {
   std::vector<ResourceVector> before(tree.size());
   // A reclaim only takes from queues above their share and fills the room it frees, so after it
   // another queue's failed reclaim can succeed only if room was left free.
-  for_each_waiting<std::pair<uint32_t, QueueIndex>>(
+  for_each_waiting<std::tuple<uint32_t, uint32_t>>(
       context, Action::kReclaim,
       [&](WorkloadId id) {
         const CycleContext::PendingKey& key = context.pending_key(id);
-        return std::pair{key.gang_shape, key.queue};
+        return std::tuple{key.gang_shape, key.queue};
       },
       [&] { return context.freed_generation(); },
       [&](WorkloadId id) {
         const Workload& pending = context.workloads()[id];
-        const std::vector<ResourceId> keys = context.key_resources(id);
+        const std::span<const ResourceId> keys = context.key_resources(id);
         PendingReason& reason = *context.reason(id);
         if (auto excess = context.ledger().reclaim_blocked(pending.queue, context.gang_request(id), keys)) {
           reason.reclaim_blocked = *excess;
@@ -207,7 +222,7 @@ void reclaim(CycleContext& context) {
 void preempt(CycleContext& context) {
   const QueueTree& tree = context.tree();
   VictimIndex victims(context, per_queue(tree, preempt_min_runtime));
-  for_each_waiting<std::tuple<uint32_t, QueueIndex, int>>(
+  for_each_waiting<std::tuple<uint32_t, uint32_t, int>>(
       context, Action::kPreempt,
       [&](WorkloadId id) {
         const CycleContext::PendingKey& key = context.pending_key(id);

@@ -233,11 +233,9 @@ void reserve(CycleContext& context) {
   // A workload may hold a reservation while it waits for room (not for quota) and its queue,
   // counting the gangs of earlier reservations, holds no more than its fair share.
   auto owed = [&](WorkloadId id) {
-    const PendingReason* reason = context.reason(id);
-    if (!options.enabled || !context.still_pending(id) || !reason || reason->code != PendingCode::kUnschedulable)
-      return false;
+    if (!options.enabled || !context.still_pending(id) || !context.unschedulable(id)) return false;
     const Workload& workload = context.workloads()[id];
-    const std::vector<ResourceId> keys = context.key_resources(id);
+    const std::span<const ResourceId> keys = context.key_resources(id);
     if (context.ledger().check_allocation(workload.queue, context.gang_request(id), workload.spec.preemptible, keys))
       return false;
     return context.ledger().within_fair_share(workload.queue, promised[workload.queue], keys);

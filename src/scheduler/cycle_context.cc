@@ -98,6 +98,7 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       pending_position_(inputs.workloads.size(), -1),
       gang_requests_(inputs.workloads.size() * inputs.meter.resource_count(), 0.0),
       gang_request_known_(inputs.workloads.size(), 0),
+      key_set_of_(inputs.workloads.size(), kUnknownKeys),
       pending_gpu_milli_(inputs.workloads.size(), -1),
       waiting_(inputs.workloads.size(), 0),
       reservation_of_(inputs.workloads.size(), -1) {
@@ -111,6 +112,7 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       // Now, while its pods were just read in the order they are stored: every action asks for
       // them, in queue order, which reads the pods scattered.
       gang_request(id);
+      key_resources(id);
       pending_gpu_milli_[static_cast<size_t>(id)] = sum_gang_gpu_milli(id);
     }
   }
@@ -118,28 +120,29 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
   // result lists what still waits in it.
   sort_by_queue_and_run_order(inputs.workloads, pending_);
   result_.pending.resize(pending_.size());
-  tried_.assign(pending_.size(), 0);
+  tried_.assign(pending_.size(), kUntried);
   pending_keys_.resize(pending_.size());
   for (size_t position = 0; position < pending_.size(); ++position) {
     const WorkloadId id = pending_[position];
     const Workload& workload = inputs.workloads[id];
     result_.pending[position].workload = id;
     pending_position_[static_cast<size_t>(id)] = static_cast<int32_t>(position);
-    pending_keys_[position] = {workload.gang_shape, workload.spec.priority, workload.queue};
+    pending_keys_[position] = {workload.gang_shape, workload.spec.priority, static_cast<uint32_t>(workload.queue),
+                               workload.spec.preemptible};
   }
 }
 
 PendingReason& CycleContext::set_reason(WorkloadId workload, PendingReason reason) {
   const int32_t position = pending_position_[static_cast<size_t>(workload)];
   assert(position >= 0 && "only a workload pending at the start of the cycle has a reason");
-  tried_[static_cast<size_t>(position)] = 1;
+  tried_[static_cast<size_t>(position)] = static_cast<uint8_t>(reason.code);
   return result_.pending[static_cast<size_t>(position)].reason = std::move(reason);
 }
 
 void CycleContext::clear_reason(WorkloadId workload) {
   const int32_t position = pending_position_[static_cast<size_t>(workload)];
   if (position < 0) return;
-  tried_[static_cast<size_t>(position)] = 0;
+  tried_[static_cast<size_t>(position)] = kUntried;
   result_.pending[static_cast<size_t>(position)].reason = PendingReason{};
 }
 
@@ -153,6 +156,17 @@ std::span<const double> CycleContext::gang_request(WorkloadId workload) {
     gang_request_known_[index] = 1;
   }
   return total;
+}
+
+std::span<const ResourceId> CycleContext::key_resources(WorkloadId workload) {
+  uint8_t& index = key_set_of_[static_cast<size_t>(workload)];
+  if (index != kUnknownKeys) return key_sets_[index];
+  meter().key_resources(gang_request(workload), keys_);
+  auto known = std::find(key_sets_.begin(), key_sets_.end(), keys_);
+  if (known == key_sets_.end()) known = key_sets_.insert(key_sets_.end(), keys_);
+  const auto found = static_cast<size_t>(known - key_sets_.begin());
+  if (found < kUnknownKeys) index = static_cast<uint8_t>(found);  // past that, worked out each time
+  return *known;
 }
 
 int64_t CycleContext::gang_gpu_milli(WorkloadId workload) const {

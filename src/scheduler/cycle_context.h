@@ -43,7 +43,11 @@ class CycleContext : private StatementListener {
   // it needs.
   std::span<const double> gang_request(WorkloadId workload);
   int64_t gang_gpu_milli(WorkloadId workload) const;
-  std::vector<ResourceId> key_resources(WorkloadId workload) { return meter().key_resources(gang_request(workload)); }
+  // The resources the queue rules compare for the workload (ResourceMeter::key_resources of its
+  // gang request). A handful of sets serve every workload: each is kept once, for the cycle, and
+  // each workload's is remembered (for those pending at the start, as the context is built), so
+  // that asking does not load the request.
+  std::span<const ResourceId> key_resources(WorkloadId workload);
 
   // Workloads pending at the start of the cycle, by queue and runs_before (the order the
   // actions take each queue's in).
@@ -55,7 +59,8 @@ class CycleContext : private StatementListener {
   struct PendingKey {
     uint32_t gang_shape = 0;
     int priority = 0;
-    QueueIndex queue = 0;
+    uint32_t queue = 0;  // a QueueIndex, in 4 bytes: the key stays 16
+    bool preemptible = true;
   };
   // The candidates per leaf queue, each list in runs_before order, as split_by_queue_in_run_order
   // below; where all were pending at the start, from their places in pending() and their keys.
@@ -70,15 +75,23 @@ class CycleContext : private StatementListener {
   // The device memory a pending GPU-memory request is measured against (the cluster's median).
   int64_t typical_device_memory() const { return meter().typical_device_memory(); }
   // Why a workload pending at the start of the cycle failed so far: null while no action has
-  // tried it. set_reason records a failure (it replaces the one before); clear_reason forgets it.
+  // tried it. set_reason records a failure (it replaces the one before, and fixes its code);
+  // clear_reason forgets it.
   PendingReason* reason(WorkloadId workload) {
     const int32_t position = pending_position_[static_cast<size_t>(workload)];
-    return position >= 0 && tried_[static_cast<size_t>(position)]
+    return position >= 0 && tried_[static_cast<size_t>(position)] != kUntried
                ? &result_.pending[static_cast<size_t>(position)].reason
                : nullptr;
   }
   PendingReason& set_reason(WorkloadId workload, PendingReason reason);
   void clear_reason(WorkloadId workload);
+  // Whether an action tried the workload and found no room for it (its reason's code is
+  // kUnschedulable), told without loading the reason: the actions that make room ask it of every
+  // pending workload.
+  bool unschedulable(WorkloadId workload) const {
+    const int32_t position = pending_position_[static_cast<size_t>(workload)];
+    return position >= 0 && tried_[static_cast<size_t>(position)] == static_cast<uint8_t>(PendingCode::kUnschedulable);
+  }
 
   // A statement on the cycle's cluster whose every operation (and undoing) the ledger follows.
   // Actions change the cluster only through statements opened here; commit checks it.
@@ -144,15 +157,23 @@ class CycleContext : private StatementListener {
   std::vector<WorkloadId> pending_;
   // The reasons live in result_.pending from the start, one per entry of pending_ in its order:
   // finish_result then only drops the workloads that started, in place. Per workload its entry
-  // (-1: not pending at the start); per entry whether an action has tried it.
+  // (-1: not pending at the start); per entry the code of its reason, kUntried while no action
+  // has tried it.
   std::vector<int32_t> pending_position_;
-  std::vector<char> tried_;
+  static constexpr uint8_t kUntried = 0xff;
+  std::vector<uint8_t> tried_;
   std::vector<PendingKey> pending_keys_;  // per entry of pending_
   // Per workload, resource_count entries each: one flat array, which the actions read for 100,000
   // workloads in queue order, not one allocation per workload. Worked out for the workloads
   // pending at the start as the context is built, for the others on first use.
   std::vector<double> gang_requests_;
   std::vector<char> gang_request_known_;
+  // key_resources': each set met so far (a set keeps its place, and its buffer, as more come);
+  // per workload the index of its set, kUnknownKeys until asked; a buffer.
+  std::vector<std::vector<ResourceId>> key_sets_;
+  static constexpr uint8_t kUnknownKeys = 0xff;
+  std::vector<uint8_t> key_set_of_;
+  std::vector<ResourceId> keys_;
   std::vector<int64_t> pending_gpu_milli_;  // per workload pending at the start: gang_gpu_milli; -1 others
   std::vector<char> waiting_;               // per workload: pending at the start and not placed since
   std::vector<Reservation> reservations_;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "scheduler/cycle_context.h"
@@ -56,8 +57,8 @@ struct RoomRequest {
   // still lose of each key resource. The victims chosen on one node are counted together
   // against it (each unit is also checked alone by kOtherQueues).
   std::vector<double> give_allowance;
-  std::vector<ResourceId> give_keys;
-  bool move_victims = false;  // consolidation: victims must be re-placed in the same statement
+  std::span<const ResourceId> give_keys;  // CycleContext::key_resources of the pending workload
+  bool move_victims = false;              // consolidation: victims must be re-placed in the same statement
   // Reclaim: units the rule may not take (their queue would drop below its fair share) may be
   // moved instead: evicted and re-placed in the same statement, where free room or further
   // evictions under the rule make room for them. Their queues keep what they hold.

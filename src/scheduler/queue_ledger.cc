@@ -79,9 +79,10 @@ std::optional<QuotaBlock> QueueLedger::check_allocation(QueueIndex leaf, std::sp
                                                         std::span<const ResourceId> key_resources) const {
   for (QueueIndex queue = leaf; queue != QueueTree::kNoParent; queue = tree_.parent(queue)) {
     for (ResourceId r = 0; r < request.size() && r < tree_.resource_count(); ++r) {
-      if (request[r] <= 0) continue;
+      // The limit first: most queues have none, and then the request is not loaded.
       const QueueQuota& quota = tree_.quota(queue, r);
-      if (quota.limit && allocated_[queue][r] + request[r] > *quota.limit + kSlack) {
+      if (!quota.limit || request[r] <= 0) continue;
+      if (allocated_[queue][r] + request[r] > *quota.limit + kSlack) {
         return QuotaBlock{QuotaBlock::Rule::kLimit, queue, r, allocated_[queue][r], *quota.limit, request[r]};
       }
     }

@@ -87,8 +87,8 @@ ResourceVector ResourceMeter::bound(const PodSpec& pod, const Binding& binding) 
   return total;
 }
 
-std::vector<ResourceId> ResourceMeter::key_resources(std::span<const double> request) const {
-  std::vector<ResourceId> keys;
+void ResourceMeter::key_resources(std::span<const double> request, std::vector<ResourceId>& keys) const {
+  keys.clear();
   if (resource_at(request, gpu_) > 0) {
     keys.push_back(gpu_);
     for (int id : model_resource_) {
@@ -98,7 +98,6 @@ std::vector<ResourceId> ResourceMeter::key_resources(std::span<const double> req
     keys.push_back(cpu_);
     keys.push_back(memory_);
   }
-  return keys;
 }
 
 }  // namespace tessera

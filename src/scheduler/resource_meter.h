@@ -36,9 +36,10 @@ class ResourceMeter {
   void add_pending(const PodSpec& pod, std::span<double> total) const;
   void add_bound(const PodSpec& pod, const Binding& binding, std::span<double> total) const;
 
-  // The resources quota rules compare for a request (see docs/fair-share.md): the GPU resources
-  // when it asks for GPUs (gpu and any per-model one it touches), else CPU and memory.
-  std::vector<ResourceId> key_resources(std::span<const double> request) const;
+  // The resources quota rules compare for a request (see docs/fair-share.md), into `keys`: the
+  // GPU resources when it asks for GPUs (gpu and any per-model one it touches), else CPU and
+  // memory. An out-parameter: a cycle asks for 100,000 requests' keys.
+  void key_resources(std::span<const double> request, std::vector<ResourceId>& keys) const;
 
  private:
   void add_common(const PodSpec& pod, std::span<double> total) const;
