@@ -13,35 +13,54 @@ bool runs_before(const Workload& a, WorkloadId a_id, const Workload& b, Workload
   return a_id < b_id;
 }
 
-void sort_by_queue_and_run_order(const WorkloadSet& workloads, std::vector<WorkloadId>& ids) {
-  struct Key {
-    int priority;
-    double submitted_at;
-    WorkloadId id;
-  };
-  // By queue first, counting: then each queue's keys are sorted alone.
+namespace {
+
+// What the order by queue and runs_before compares of a workload, copied out of it once, and
+// (for the cycle's pending workloads) the rest of its PendingKey, carried along.
+struct RunKey {
+  double submitted_at;
+  WorkloadId id;
+  int priority;
+  uint32_t queue;
+  uint32_t gang_shape;
+  bool preemptible;
+};
+
+RunKey run_key(const Workload& workload, WorkloadId id) {
+  return {workload.submitted_at,  id,
+          workload.spec.priority, static_cast<uint32_t>(workload.queue),
+          workload.gang_shape,    workload.spec.preemptible};
+}
+
+// Sorts by queue (bucketed, counting), then each queue's keys by runs_before.
+void sort_run_keys(std::vector<RunKey>& keys) {
   std::vector<size_t> start;
-  for (WorkloadId id : ids) {
-    const QueueIndex queue = workloads[id].queue;
-    if (queue + 2 > start.size()) start.resize(queue + 2, 0);
-    ++start[queue + 1];
+  for (const RunKey& key : keys) {
+    if (key.queue + 2 > start.size()) start.resize(key.queue + 2, 0);
+    ++start[key.queue + 1];
   }
   for (size_t queue = 1; queue < start.size(); ++queue) start[queue] += start[queue - 1];
-  std::vector<Key> keys(ids.size());
+  std::vector<RunKey> by_queue(keys.size());
   std::vector<size_t> next(start.begin(), start.end());
-  for (WorkloadId id : ids) {
-    const Workload& workload = workloads[id];
-    keys[next[workload.queue]++] = {workload.spec.priority, workload.submitted_at, id};
-  }
+  for (const RunKey& key : keys) by_queue[next[key.queue]++] = key;
   for (size_t queue = 0; queue + 1 < start.size(); ++queue) {
-    // runs_before, on the keys.
-    std::sort(keys.begin() + static_cast<std::ptrdiff_t>(start[queue]),
-              keys.begin() + static_cast<std::ptrdiff_t>(start[queue + 1]), [](const Key& a, const Key& b) {
+    std::sort(by_queue.begin() + static_cast<std::ptrdiff_t>(start[queue]),
+              by_queue.begin() + static_cast<std::ptrdiff_t>(start[queue + 1]), [](const RunKey& a, const RunKey& b) {
                 if (a.priority != b.priority) return a.priority > b.priority;
                 if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
                 return a.id < b.id;
               });
   }
+  keys = std::move(by_queue);
+}
+
+}  // namespace
+
+void sort_by_queue_and_run_order(const WorkloadSet& workloads, std::vector<WorkloadId>& ids) {
+  std::vector<RunKey> keys;
+  keys.reserve(ids.size());
+  for (WorkloadId id : ids) keys.push_back(run_key(workloads[id], id));
+  sort_run_keys(keys);
   for (size_t i = 0; i < keys.size(); ++i) ids[i] = keys[i].id;
 }
 
@@ -104,10 +123,13 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
       reservation_of_(inputs.workloads.size(), -1) {
   result_.loads = std::move(loads);
   const ClusterState& cluster = inputs.cluster;
+  // Each pending workload is read here, in the order they are stored; afterwards the cycle takes
+  // them in queue order, from copies of what it compares.
+  std::vector<RunKey> keys;
   for (WorkloadId id : inputs.workloads.active()) {
     const Workload& workload = inputs.workloads[id];
     if (!workload.pods.empty() && workload.held_until <= inputs.now && inputs.workloads.is_pending(id, cluster)) {
-      pending_.push_back(id);
+      keys.push_back(run_key(workload, id));
       waiting_[static_cast<size_t>(id)] = 1;
       // Now, while its pods were just read in the order they are stored: every action asks for
       // them, in queue order, which reads the pods scattered.
@@ -118,17 +140,17 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
   }
   // Once for the cycle: every action's candidates are taken from it in this order, and the
   // result lists what still waits in it.
-  sort_by_queue_and_run_order(inputs.workloads, pending_);
-  result_.pending.resize(pending_.size());
-  tried_.assign(pending_.size(), kUntried);
-  pending_keys_.resize(pending_.size());
-  for (size_t position = 0; position < pending_.size(); ++position) {
-    const WorkloadId id = pending_[position];
-    const Workload& workload = inputs.workloads[id];
-    result_.pending[position].workload = id;
-    pending_position_[static_cast<size_t>(id)] = static_cast<int32_t>(position);
-    pending_keys_[position] = {workload.gang_shape, workload.spec.priority, static_cast<uint32_t>(workload.queue),
-                               workload.spec.preemptible};
+  sort_run_keys(keys);
+  pending_.reserve(keys.size());
+  result_.pending.resize(keys.size());
+  tried_.assign(keys.size(), kUntried);
+  pending_keys_.reserve(keys.size());
+  for (size_t position = 0; position < keys.size(); ++position) {
+    const RunKey& key = keys[position];
+    pending_.push_back(key.id);
+    result_.pending[position].workload = key.id;
+    pending_position_[static_cast<size_t>(key.id)] = static_cast<int32_t>(position);
+    pending_keys_.push_back({key.gang_shape, key.priority, key.queue, key.preemptible});
   }
 }
 
