@@ -83,8 +83,8 @@ void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Genera
 // Whether the workload's queue path may hold its gang now (limits; deserved quota for
 // non-preemptible work): making room is pointless otherwise.
 bool quota_allows(CycleContext& context, WorkloadId id) {
-  const Workload& workload = context.workloads()[id];
-  return !context.ledger().check_allocation(workload.queue, context.gang_request(id), workload.spec.preemptible,
+  const CycleContext::PendingKey& key = context.pending_key(id);
+  return !context.ledger().check_allocation(key.queue, context.gang_request(id), key.preemptible,
                                             context.key_resources(id));
 }
 
@@ -155,10 +155,10 @@ void reclaim(CycleContext& context) {
       },
       [&] { return context.freed_generation(); },
       [&](WorkloadId id) {
-        const Workload& pending = context.workloads()[id];
+        const QueueIndex pending_queue = context.pending_key(id).queue;
         const std::span<const ResourceId> keys = context.key_resources(id);
         PendingReason& reason = *context.reason(id);
-        if (auto excess = context.ledger().reclaim_blocked(pending.queue, context.gang_request(id), keys)) {
+        if (auto excess = context.ledger().reclaim_blocked(pending_queue, context.gang_request(id), keys)) {
           reason.reclaim_blocked = *excess;
           return false;
         }
@@ -166,7 +166,7 @@ void reclaim(CycleContext& context) {
         reason.reclaim_tried = true;
         if (!quota_allows(context, id)) return false;
         const std::span<const double> request_amount = context.gang_request(id);
-        for (QueueIndex queue = tree.parent(pending.queue); queue != QueueTree::kNoParent; queue = tree.parent(queue))
+        for (QueueIndex queue = tree.parent(pending_queue); queue != QueueTree::kNoParent; queue = tree.parent(queue))
           before[queue] = context.ledger().allocated()[queue];
         const size_t key_count = keys.size();
         RoomRequest request;
@@ -176,7 +176,7 @@ void reclaim(CycleContext& context) {
         request.give_keys = keys;
         std::vector<double>& allowance = request.give_allowance;
         request.refresh = [&] {
-          context.ledger().loss_allowance(pending.queue, request_amount, before, keys, allowance,
+          context.ledger().loss_allowance(pending_queue, request_amount, before, keys, allowance,
                                           request.limits ? &*request.limits : nullptr);
           // keys[0] is gpu for a GPU workload; a CPU-only one needs no GPU, so no cap is read.
           for (QueueIndex queue = 0; queue < tree.size(); ++queue) {
@@ -193,7 +193,7 @@ void reclaim(CycleContext& context) {
           const ClusterTotals& totals = context.cluster().totals();
           double reachable = static_cast<double>(totals.gpu_capacity_milli - totals.gpu_allocated_milli) / kMilliPerGpu;
           for (QueueIndex leaf : tree.leaves()) {
-            if (leaf != pending.queue) reachable += std::max(0.0, allowance[leaf * key_count]);
+            if (leaf != pending_queue) reachable += std::max(0.0, allowance[leaf * key_count]);
           }
           if (reachable + 1e-9 < needed_gpus) {
             explain_no_room_by_topology(context, victims, request);
