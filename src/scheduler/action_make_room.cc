@@ -80,14 +80,6 @@ void for_each_waiting(CycleContext& context, Action action, KeyOf key_of, Genera
   }
 }
 
-// Whether the workload's queue path may hold its gang now (limits; deserved quota for
-// non-preemptible work): making room is pointless otherwise.
-bool quota_allows(CycleContext& context, WorkloadId id) {
-  const CycleContext::PendingKey& key = context.pending_key(id);
-  return !context.ledger().check_allocation(key.queue, context.gang_request(id), key.preemptible,
-                                            context.key_resources(id));
-}
-
 // The most GPU (milli) one pod of the workload's gang asks for.
 int64_t largest_pod_gpu_milli(CycleContext& context, WorkloadId id) {
   int64_t largest = 0;
@@ -127,7 +119,7 @@ void consolidate(CycleContext& context) {
         // Moving work only rearranges free room: if there is not enough of it in all, skip.
         const ClusterTotals& totals = context.cluster().totals();
         if (totals.gpu_capacity_milli - totals.gpu_allocated_milli < context.gang_gpu_milli(id)) return false;
-        if (!quota_allows(context, id)) return false;
+        if (!context.quota_allows(id)) return false;
         RoomRequest request;
         request.pending = id;
         request.action = Action::kConsolidate;
@@ -164,7 +156,7 @@ void reclaim(CycleContext& context) {
         }
         reason.reclaim_blocked.reset();
         reason.reclaim_tried = true;
-        if (!quota_allows(context, id)) return false;
+        if (!context.quota_allows(id)) return false;
         const std::span<const double> request_amount = context.gang_request(id);
         for (QueueIndex queue = tree.parent(pending_queue); queue != QueueTree::kNoParent; queue = tree.parent(queue))
           before[queue] = context.ledger().allocated()[queue];
@@ -230,7 +222,7 @@ void preempt(CycleContext& context) {
       },
       [&] { return context.freed_generation(); },
       [&](WorkloadId id) {
-        if (!quota_allows(context, id)) return false;
+        if (!context.quota_allows(id)) return false;
         context.reason(id)->preemption_tried = true;
         RoomRequest request;
         request.pending = id;

@@ -233,12 +233,10 @@ void reserve(CycleContext& context) {
   // A workload may hold a reservation while it waits for room (not for quota) and its queue,
   // counting the gangs of earlier reservations, holds no more than its fair share.
   auto owed = [&](WorkloadId id) {
-    if (!options.enabled || !context.still_pending(id) || !context.unschedulable(id)) return false;
-    const Workload& workload = context.workloads()[id];
-    const std::span<const ResourceId> keys = context.key_resources(id);
-    if (context.ledger().check_allocation(workload.queue, context.gang_request(id), workload.spec.preemptible, keys))
+    if (!options.enabled || !context.still_pending(id) || !context.unschedulable(id) || !context.quota_allows(id))
       return false;
-    return context.ledger().within_fair_share(workload.queue, promised[workload.queue], keys);
+    const QueueIndex queue = context.pending_key(id).queue;
+    return context.ledger().within_fair_share(queue, promised[queue], context.key_resources(id));
   };
   auto keep = [&](Reservation reservation, std::vector<Reservation>& into) {
     const std::span<const double> request = context.gang_request(reservation.workload);

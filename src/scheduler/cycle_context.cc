@@ -191,6 +191,11 @@ std::span<const ResourceId> CycleContext::key_resources(WorkloadId workload) {
   return *known;
 }
 
+bool CycleContext::quota_allows(WorkloadId workload) {
+  const PendingKey& key = pending_key(workload);
+  return !ledger_.check_allocation(key.queue, gang_request(workload), key.preemptible, key_resources(workload));
+}
+
 int64_t CycleContext::gang_gpu_milli(WorkloadId workload) const {
   const int64_t known = pending_gpu_milli_[static_cast<size_t>(workload)];
   return known >= 0 ? known : sum_gang_gpu_milli(workload);
