@@ -15,38 +15,37 @@ bool runs_before(const Workload& a, WorkloadId a_id, const Workload& b, Workload
 
 namespace {
 
-// What the order by queue and runs_before compares of a workload, copied out of it once, and
-// (for the cycle's pending workloads) the rest of its PendingKey, carried along.
+// What the order by queue and runs_before compares of a workload, copied out of it once: its
+// compact key (queue, priority, and for the cycle's pending workloads the rest, carried along),
+// its submission time and its id.
 struct RunKey {
+  CycleContext::PendingKey key;
   double submitted_at;
   WorkloadId id;
-  int priority;
-  uint32_t queue;
-  uint32_t gang_shape;
-  bool preemptible;
 };
 
 RunKey run_key(const Workload& workload, WorkloadId id) {
-  return {workload.submitted_at,  id,
-          workload.spec.priority, static_cast<uint32_t>(workload.queue),
-          workload.gang_shape,    workload.spec.preemptible};
+  return {
+      {workload.gang_shape, workload.spec.priority, static_cast<uint32_t>(workload.queue), workload.spec.preemptible},
+      workload.submitted_at,
+      id};
 }
 
 // Sorts by queue (bucketed, counting), then each queue's keys by runs_before.
 void sort_run_keys(std::vector<RunKey>& keys) {
   std::vector<size_t> start;
-  for (const RunKey& key : keys) {
-    if (key.queue + 2 > start.size()) start.resize(key.queue + 2, 0);
-    ++start[key.queue + 1];
+  for (const RunKey& run : keys) {
+    if (run.key.queue + 2 > start.size()) start.resize(run.key.queue + 2, 0);
+    ++start[run.key.queue + 1];
   }
   for (size_t queue = 1; queue < start.size(); ++queue) start[queue] += start[queue - 1];
   std::vector<RunKey> by_queue(keys.size());
   std::vector<size_t> next(start.begin(), start.end());
-  for (const RunKey& key : keys) by_queue[next[key.queue]++] = key;
+  for (const RunKey& run : keys) by_queue[next[run.key.queue]++] = run;
   for (size_t queue = 0; queue + 1 < start.size(); ++queue) {
     std::sort(by_queue.begin() + static_cast<std::ptrdiff_t>(start[queue]),
               by_queue.begin() + static_cast<std::ptrdiff_t>(start[queue + 1]), [](const RunKey& a, const RunKey& b) {
-                if (a.priority != b.priority) return a.priority > b.priority;
+                if (a.key.priority != b.key.priority) return a.key.priority > b.key.priority;
                 if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
                 return a.id < b.id;
               });
@@ -146,11 +145,11 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
   tried_.assign(keys.size(), kUntried);
   pending_keys_.reserve(keys.size());
   for (size_t position = 0; position < keys.size(); ++position) {
-    const RunKey& key = keys[position];
-    pending_.push_back(key.id);
-    result_.pending[position].workload = key.id;
-    pending_position_[static_cast<size_t>(key.id)] = static_cast<int32_t>(position);
-    pending_keys_.push_back({key.gang_shape, key.priority, key.queue, key.preemptible});
+    const RunKey& run = keys[position];
+    pending_.push_back(run.id);
+    result_.pending[position].workload = run.id;
+    pending_position_[static_cast<size_t>(run.id)] = static_cast<int32_t>(position);
+    pending_keys_.push_back(run.key);
   }
 }
 
