@@ -142,7 +142,7 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
   sort_run_keys(keys);
   pending_.reserve(keys.size());
   result_.pending.resize(keys.size());
-  tried_.assign(keys.size(), kUntried);
+  reason_codes_.assign(keys.size(), kUntried);
   pending_keys_.reserve(keys.size());
   for (size_t position = 0; position < keys.size(); ++position) {
     const RunKey& run = keys[position];
@@ -156,14 +156,14 @@ CycleContext::CycleContext(CycleInputs inputs, const CycleOptions& options, Fair
 PendingReason& CycleContext::set_reason(WorkloadId workload, PendingReason reason) {
   const int32_t position = pending_position_[static_cast<size_t>(workload)];
   assert(position >= 0 && "only a workload pending at the start of the cycle has a reason");
-  tried_[static_cast<size_t>(position)] = static_cast<uint8_t>(reason.code);
+  reason_codes_[static_cast<size_t>(position)] = static_cast<uint8_t>(reason.code);
   return result_.pending[static_cast<size_t>(position)].reason = std::move(reason);
 }
 
 void CycleContext::clear_reason(WorkloadId workload) {
   const int32_t position = pending_position_[static_cast<size_t>(workload)];
   if (position < 0) return;
-  tried_[static_cast<size_t>(position)] = kUntried;
+  reason_codes_[static_cast<size_t>(position)] = kUntried;
   result_.pending[static_cast<size_t>(position)].reason = PendingReason{};
 }
 

@@ -83,7 +83,7 @@ class CycleContext : private StatementListener {
   // clear_reason forgets it.
   PendingReason* reason(WorkloadId workload) {
     const int32_t position = pending_position_[static_cast<size_t>(workload)];
-    return position >= 0 && tried_[static_cast<size_t>(position)] != kUntried
+    return position >= 0 && reason_codes_[static_cast<size_t>(position)] != kUntried
                ? &result_.pending[static_cast<size_t>(position)].reason
                : nullptr;
   }
@@ -94,7 +94,8 @@ class CycleContext : private StatementListener {
   // pending workload.
   bool unschedulable(WorkloadId workload) const {
     const int32_t position = pending_position_[static_cast<size_t>(workload)];
-    return position >= 0 && tried_[static_cast<size_t>(position)] == static_cast<uint8_t>(PendingCode::kUnschedulable);
+    return position >= 0 &&
+           reason_codes_[static_cast<size_t>(position)] == static_cast<uint8_t>(PendingCode::kUnschedulable);
   }
 
   // A statement on the cycle's cluster whose every operation (and undoing) the ledger follows.
@@ -165,7 +166,7 @@ class CycleContext : private StatementListener {
   // has tried it.
   std::vector<int32_t> pending_position_;
   static constexpr uint8_t kUntried = 0xff;
-  std::vector<uint8_t> tried_;
+  std::vector<uint8_t> reason_codes_;
   std::vector<PendingKey> pending_keys_;  // per entry of pending_
   // Per workload, resource_count entries each: one flat array, which the actions read for 100,000
   // workloads in queue order, not one allocation per workload. Worked out for the workloads
