@@ -3,34 +3,47 @@
 #include <algorithm>
 #include <cassert>
 
+#include "scheduler/by_node.h"
+
 namespace tessera {
 
-VictimGpus::VictimGpus(size_t node_count, size_t queue_count)
-    : queue_count_(queue_count), building_(node_count), held_(node_count, 0) {}
+VictimGpus::VictimGpus(size_t node_count, size_t queue_count) : queue_count_(queue_count), held_(node_count, 0) {}
 
 void VictimGpus::add(NodeIndex node, QueueIndex queue, int priority, int64_t milli, int64_t unit_gpu_milli) {
-  auto& entries = building_[static_cast<size_t>(node)];
-  auto found = std::find_if(entries.begin(), entries.end(),
-                            [&](const Entry& entry) { return entry.queue == queue && entry.priority == priority; });
-  if (found == entries.end()) found = entries.insert(entries.end(), Entry{queue, priority, 0, INT64_MAX});
-  if (unit_gpu_milli > 0) found->smallest_unit_milli = std::min(found->smallest_unit_milli, unit_gpu_milli);
-  found->gpu_milli += milli;
+  added_.push_back({node, static_cast<uint32_t>(queue), priority, milli, unit_gpu_milli});
   held_[static_cast<size_t>(node)] += milli;
 }
 
 void VictimGpus::finish() {
+  // The additions by node, then each node's by queue and priority, merged into one entry per
+  // queue and priority.
+  const size_t node_count = held_.size();
+  std::vector<Added> added = by_node(added_, node_count, start_);
+  added_ = {};
   std::vector<int> priorities;
-  start_.reserve(building_.size() + 1);
-  for (auto& entries : building_) {
-    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+  entries_.reserve(added.size());
+  size_t node_first = 0;  // the node's first addition
+  for (size_t node = 0; node < node_count; ++node) {
+    // start_ holds where each node's additions begin until it is overwritten with where its entries do.
+    const auto begin = added.begin() + static_cast<std::ptrdiff_t>(node_first);
+    const auto end = added.begin() + static_cast<std::ptrdiff_t>(start_[node + 1]);
+    node_first = start_[node + 1];
+    start_[node] = entries_.size();
+    std::sort(begin, end, [](const Added& a, const Added& b) {
       return a.queue != b.queue ? a.queue < b.queue : a.priority < b.priority;
     });
-    start_.push_back(entries_.size());
-    entries_.insert(entries_.end(), entries.begin(), entries.end());
-    for (const Entry& entry : entries) priorities.push_back(entry.priority);
+    for (auto added = begin; added != end; ++added) {
+      if (added == begin || added->queue != entries_.back().queue || added->priority != entries_.back().priority) {
+        entries_.push_back(Entry{added->queue, added->priority, 0, INT64_MAX});
+        priorities.push_back(added->priority);
+      }
+      Entry& entry = entries_.back();
+      if (added->unit_gpu_milli > 0)
+        entry.smallest_unit_milli = std::min(entry.smallest_unit_milli, added->unit_gpu_milli);
+      entry.gpu_milli += added->milli;
+    }
   }
-  start_.push_back(entries_.size());
-  building_ = {};
+  start_[node_count] = entries_.size();
   std::sort(priorities.begin(), priorities.end());
   priorities.erase(std::unique(priorities.begin(), priorities.end()), priorities.end());
   const size_t per_level = (priorities.size() + kMaxLevels - 1) / kMaxLevels;
@@ -102,8 +115,6 @@ void VictimGpus::choose_givers(std::span<const int64_t> cap) {
   }
 }
 
-size_t VictimGpus::level_of(int priority) const {
-  return levels_at_most(priority) - 1;
-}
+size_t VictimGpus::level_of(int priority) const { return levels_at_most(priority) - 1; }
 
 }  // namespace tessera

@@ -87,10 +87,19 @@ class VictimGpus {
   };
 
   size_t queue_count_;
-  std::vector<std::vector<Entry>> building_;  // per node, until finish()
-  std::vector<Entry> entries_;                // node after node
-  std::vector<size_t> start_;                 // per node, and one past the last
-  std::vector<int64_t> held_;                 // per node
+  // What add() was told, until finish() merges it into entries_: one flat list, as most nodes
+  // have a few entries and a list per node cost an allocation each.
+  struct Added {
+    NodeIndex node = 0;
+    uint32_t queue = 0;
+    int priority = 0;
+    int64_t milli = 0;
+    int64_t unit_gpu_milli = 0;
+  };
+  std::vector<Added> added_;
+  std::vector<Entry> entries_;  // node after node
+  std::vector<size_t> start_;   // per node, and one past the last
+  std::vector<int64_t> held_;   // per node
   std::vector<int> level_floor_;
   std::vector<GiverList> lists_;    // per queue × level
   std::vector<int64_t> chosen_by_;  // per queue: the cap its lists were last chosen by

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "scheduler/by_node.h"
+
 namespace tessera {
 
 namespace {
@@ -20,8 +22,6 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
     : resource_count_(context.meter().resource_count()),
       gpus_(static_cast<size_t>(context.cluster().node_count()), context.tree().size()) {
   const auto node_count = static_cast<size_t>(context.cluster().node_count());
-  std::vector<std::vector<QueueGpus>> gpus_by_queue(node_count);
-  std::vector<std::vector<uint32_t>> by_node(node_count);
   const WorkloadSet& workloads = context.workloads();
   const ClusterState& cluster = context.cluster();
   whole_unit_of_.assign(workloads.size(), -1);
@@ -39,41 +39,60 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
     if (!workload.spec.preemptible || !workloads.is_running(id, cluster) || workload.started_at >= context.now() ||
         context.now() - workload.started_at < min_runtime[workload.queue])
       continue;
-    whole_unit_of_[static_cast<size_t>(id)] =
-        static_cast<int32_t>(add_unit(context, workload, {id, -1}, gpus_by_queue, by_node));
+    whole_unit_of_[static_cast<size_t>(id)] = static_cast<int32_t>(add_unit(context, workload, {id, -1}));
     for (size_t position = static_cast<size_t>(workload.min_member()); position < workload.pods.size(); ++position) {
       if (cluster.binding(workload.pods[position]))
-        extras_of_[id].push_back(add_unit(context, workload, {id, workload.pods[position]}, gpus_by_queue, by_node));
+        extras_of_[id].push_back(add_unit(context, workload, {id, workload.pods[position]}));
     }
   }
   if (units_.empty()) min_priority_ = 0;
   node_gpus_.reserve(node_count);
   for (NodeIndex node = 0; node < cluster.node_count(); ++node)
     node_gpus_.push_back(cluster.node_spec(node).gpu_count());
-  node_units_start_.reserve(node_count + 1);
-  for (auto& list : by_node) {
-    std::sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
-    node_units_start_.push_back(node_units_.size());
-    node_units_.insert(node_units_.end(), list.begin(), list.end());
-  }
-  node_units_start_.push_back(node_units_.size());
+  index_by_node(node_count);
   all_units_.finish();
   units_without_gpus_.finish();
-  gpus_by_queue_start_.reserve(node_count + 1);
-  gpus_held_.assign(node_count, 0);
-  for (size_t node = 0; node < node_count; ++node) {
-    const auto& sums = gpus_by_queue[node];
-    gpus_by_queue_start_.push_back(gpus_by_queue_.size());
-    gpus_by_queue_.insert(gpus_by_queue_.end(), sums.begin(), sums.end());
-    for (const QueueGpus& sum : sums) gpus_held_[node] += sum.gpu_milli;
-  }
-  gpus_by_queue_start_.push_back(gpus_by_queue_.size());
   gpus_.finish();
 }
 
-uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
-                               std::vector<std::vector<QueueGpus>>& gpus_by_queue,
-                               std::vector<std::vector<uint32_t>>& by_node) {
+void VictimIndex::index_by_node(size_t node_count) {
+  // The pods by node, in the order added: each node's units in index order.
+  std::vector<size_t> start;
+  std::vector<PlacedPod> placed_by_node = by_node(placed_, node_count, start);
+  placed_ = {};
+  node_units_.reserve(placed_by_node.size());
+  node_units_start_.reserve(node_count + 1);
+  gpus_by_queue_.reserve(placed_by_node.size());
+  gpus_by_queue_start_.reserve(node_count + 1);
+  gpus_held_.assign(node_count, 0);
+  for (size_t node = 0; node < node_count; ++node) {
+    const auto begin = placed_by_node.begin() + static_cast<std::ptrdiff_t>(start[node]);
+    const auto end = placed_by_node.begin() + static_cast<std::ptrdiff_t>(start[node + 1]);
+    // Its units, each once (a unit's pods come together), in victim order.
+    const size_t first_unit = node_units_.size();
+    node_units_start_.push_back(first_unit);
+    for (auto placed = begin; placed != end; ++placed) {
+      if (node_units_.size() == first_unit || node_units_.back() != placed->unit) node_units_.push_back(placed->unit);
+    }
+    std::sort(node_units_.begin() + static_cast<std::ptrdiff_t>(first_unit), node_units_.end(),
+              [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
+    // Its GPUs per queue, by queue.
+    gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+    std::sort(begin, end, [](const PlacedPod& a, const PlacedPod& b) { return a.queue < b.queue; });
+    for (auto placed = begin; placed != end; ++placed) {
+      if (placed == begin || gpus_by_queue_.back().queue != placed->queue)
+        gpus_by_queue_.push_back(QueueGpus{placed->queue, 0, placed->unit_gpu_milli});
+      QueueGpus& sum = gpus_by_queue_.back();
+      sum.smallest_unit_milli = std::min(sum.smallest_unit_milli, placed->unit_gpu_milli);
+      sum.gpu_milli += placed->gpu_milli;
+      gpus_held_[node] += placed->gpu_milli;
+    }
+  }
+  node_units_start_.push_back(node_units_.size());
+  gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+}
+
+uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, VictimUnit victim) {
   const ClusterState& cluster = context.cluster();
   Unit unit;
   unit.unit = victim;
@@ -100,18 +119,12 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
   const auto index = static_cast<uint32_t>(units_.size());
   for (PodId pod : pods) {
     const Binding& binding = *cluster.binding(pod);
-    auto& list = by_node[static_cast<size_t>(binding.node)];
-    if (list.empty() || list.back() != index) list.push_back(index);
     all_units_.add(workload.queue, binding.node);
     if (unit.gpu_milli == 0) units_without_gpus_.add(workload.queue, binding.node);
-    auto& sums = gpus_by_queue[static_cast<size_t>(binding.node)];
-    auto entry =
-        std::find_if(sums.begin(), sums.end(), [&](const QueueGpus& sum) { return sum.queue == workload.queue; });
-    if (entry == sums.end()) entry = sums.insert(sums.end(), QueueGpus{workload.queue, 0, unit.gpu_milli});
-    entry->smallest_unit_milli = std::min(entry->smallest_unit_milli, unit.gpu_milli);
     // An extra is also in its workload's whole unit: count its GPUs once.
-    if (victim.whole()) entry->gpu_milli += binding.gpu_milli();
-    gpus_.add(binding.node, workload.queue, unit.priority, victim.whole() ? binding.gpu_milli() : 0, unit.gpu_milli);
+    const int64_t counted_milli = victim.whole() ? binding.gpu_milli() : 0;
+    placed_.push_back({binding.node, index, static_cast<uint32_t>(workload.queue), counted_milli, unit.gpu_milli});
+    gpus_.add(binding.node, workload.queue, unit.priority, counted_milli, unit.gpu_milli);
   }
   min_priority_ = std::min(min_priority_, unit.priority);
   max_unit_gpu_milli_ = std::max(max_unit_gpu_milli_, unit.gpu_milli);

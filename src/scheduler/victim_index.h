@@ -42,9 +42,9 @@ class VictimIndex {
     const auto index = static_cast<size_t>(node);
     return {node_units_.data() + node_units_start_[index], node_units_start_[index + 1] - node_units_start_[index]};
   }
-  // Per node and leaf queue with units there: the GPUs (milli) they hold on the node, and the
-  // GPUs of the smallest of those units (on all its nodes). As indexed: gone units still count,
-  // so these bound from above what eviction can free.
+  // Per node and leaf queue with units there, by queue: the GPUs (milli) they hold on the node,
+  // and the GPUs of the smallest of those units (on all its nodes). As indexed: gone units still
+  // count, so these bound from above what eviction can free.
   struct QueueGpus {
     QueueIndex queue = 0;
     int64_t gpu_milli = 0;
@@ -113,8 +113,9 @@ class VictimIndex {
   NodeIndex& next_start() { return next_start_; }
 
  private:
-  uint32_t add_unit(CycleContext& context, const Workload& workload, VictimUnit victim,
-                    std::vector<std::vector<QueueGpus>>& gpus_by_queue, std::vector<std::vector<uint32_t>>& by_node);
+  uint32_t add_unit(CycleContext& context, const Workload& workload, VictimUnit victim);
+  // From placed_: node_units_, gpus_by_queue_ (each node's by queue) and gpus_held_.
+  void index_by_node(size_t node_count);
   // Per leaf queue, the nodes of some of its units, and their union over the queues last asked.
   class QueueNodes {
    public:
@@ -171,6 +172,16 @@ class VictimIndex {
   std::vector<char> extra_counted_;  // forget's, per extra of one workload
   int min_priority_ = 0;
   int64_t max_unit_gpu_milli_ = 0;
+  // What add_unit found of each unit's pods, until index_by_node sorts it by node: one flat list,
+  // as a list per node cost an allocation each.
+  struct PlacedPod {
+    NodeIndex node = 0;
+    uint32_t unit = 0;
+    uint32_t queue = 0;
+    int64_t gpu_milli = 0;       // counted on the node (0 for an extra's pod, counted with its whole unit)
+    int64_t unit_gpu_milli = 0;  // the unit's, on all its nodes
+  };
+  std::vector<PlacedPod> placed_;
   // add_unit's scratch: the unit's pods and what they hold.
   std::vector<PodId> unit_pods_;
   ResourceVector unit_amount_;
