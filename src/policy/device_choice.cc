@@ -32,6 +32,13 @@ std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& s
 
 std::vector<int> fraction_candidates(const NodeSpec& node, const NodeState& state, const PodSpec& pod) {
   std::vector<int> candidates;
+  fraction_candidates(node, state, pod, candidates);
+  return candidates;
+}
+
+void fraction_candidates(const NodeSpec& node, const NodeState& state, const PodSpec& pod,
+                         std::vector<int>& candidates) {
+  candidates.clear();
   for (int device = 0; device < node.gpu_count(); ++device) {
     if (!device_fits_fraction(node, state, pod, device)) continue;
     bool duplicate = false;
@@ -44,7 +51,6 @@ std::vector<int> fraction_candidates(const NodeSpec& node, const NodeState& stat
     }
     if (!duplicate) candidates.push_back(device);
   }
-  return candidates;
 }
 
 bool fills_first(const NodeSpec& node, const NodeState& state, int a, int b) {

@@ -18,6 +18,10 @@ std::vector<int16_t> pick_whole_devices(const NodeSpec& node, const NodeState& s
 // Devices that can take the pod's fraction, skipping any whose model, memory, used portion and burst
 // equal an earlier candidate's (they would score the same).
 std::vector<int> fraction_candidates(const NodeSpec& node, const NodeState& state, const PodSpec& pod);
+// The same into `candidates` (cleared first): a policy that scores every node group keeps one
+// buffer for it instead of allocating one per score.
+void fraction_candidates(const NodeSpec& node, const NodeState& state, const PodSpec& pod,
+                         std::vector<int>& candidates);
 
 // Whether device `a` comes before device `b` where a policy scores them alike: the one more used
 // first, then by burst, model and memory, never by index. Nodes that hold the same on devices in

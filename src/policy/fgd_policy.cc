@@ -17,7 +17,8 @@ PlacementChoice FgdPolicy::score(const NodeView& node, const PodSpec& pod) {
   };
   if (!pod.gpu.is_fractional()) return {score_of_growth(growth_with(-1)), -1};
   PlacementChoice best{0, -1};
-  for (int device : fraction_candidates(node.spec, node.state, pod)) {
+  fraction_candidates(node.spec, node.state, pod, candidates_);
+  for (int device : candidates_) {
     const double score = score_of_growth(growth_with(device));
     if (best.device < 0 || score > best.score) best = {score, device};
   }

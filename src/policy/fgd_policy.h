@@ -10,6 +10,8 @@
 // (lowest device index on ties).
 #pragma once
 
+#include <vector>
+
 #include "policy/placement_policy.h"
 #include "policy/workload_mix.h"
 
@@ -26,6 +28,7 @@ class FgdPolicy final : public PlacementPolicy {
 
  private:
   WorkloadMix typical_;
+  std::vector<int> candidates_;  // fraction_candidates' buffer, reused by every score
 };
 
 }  // namespace tessera

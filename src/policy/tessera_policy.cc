@@ -140,7 +140,8 @@ PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
   PlacementChoice best{0, -1};
   size_t best_parts = 0;
   size_t next = 0;  // the parts the next candidate fills: never the best's
-  for (int device : fraction_candidates(node.spec, node.state, pod)) {
+  fraction_candidates(node.spec, node.state, pod, candidates_);
+  for (int device : candidates_) {
     const double growth = unusable_after(device, parts[next]) - before.unusable;
     if (best.device < 0 || -growth > best.score ||
         (-growth == best.score && fills_first(node.spec, node.state, device, best.device))) {

@@ -180,6 +180,7 @@ class TesseraPolicy final : public PlacementPolicy {
   std::vector<int32_t> slots_;
   size_t remembered_slots_ = 0;  // the part of slots_ that before_ refers to
   Before unremembered_;          // the entry of the last state not remembered
+  std::vector<int> candidates_;  // fraction_candidates' buffer, reused by every score
 };
 
 }  // namespace tessera
