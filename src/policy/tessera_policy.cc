@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/rounding.h"
 #include "policy/device_choice.h"
+#include "policy/growth_quantum.h"
 
 namespace tessera {
 
@@ -106,20 +106,6 @@ const TesseraPolicy::Before& TesseraPolicy::unusable_before(const TesseraMeasure
   return it->second;
 }
 
-namespace {
-
-// Growths of T within a tenth of a GPU count as equal, and the engine's tie-break (the lowest
-// index) decides between them: among nearly equal choices the policy packs in node order, as
-// first-fit does, instead of following differences too small to mean anything. FGD's integer
-// score does the same (its quantum is about 40 milli-GPU). Chosen on the tuning lists of
-// scripts/packing-generalisation.sh, where 40 to 250 milli did alike and 0 lost to first-fit on
-// lists with many multi-GPU and model-constrained pods; docs/results.md has the held-out result.
-constexpr double kGrowthQuantumMilli = 100;
-
-double quantised(double score) { return rounded(score / kGrowthQuantumMilli) * kGrowthQuantumMilli; }
-
-}  // namespace
-
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
   const TesseraMeasure& measure = measure_for(node.spec);
   const std::optional<StateKey> key = state_key(measure, node.state);
@@ -181,7 +167,7 @@ inline double TesseraPolicy::idle_group_term(const PodSpec& pod, const GpuSupply
   for (size_t i = 0; i < TesseraMeasure::kMaxGroupSizes; ++i) change += spared.spared[i] * choice.parts[i];
   if (change == 0) return 0;
   // The score with the weights, rounded once as the score is, less the score as cached.
-  return quantised(choice.parts[kRawScorePart] + change) - choice.score;
+  return quantised_change(choice.parts[kRawScorePart] + change, choice.score);
 }
 
 const TesseraPolicy::SparedGroups& TesseraPolicy::spared_groups(const GpuSupply& supply) {
