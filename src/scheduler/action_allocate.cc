@@ -56,9 +56,7 @@ void allocate(CycleContext& context) {
     // their compact key decides that without reading the workload.
     const CycleContext::PendingKey& key = context.pending_key(id);
     ++stats.attempts;
-    const std::span<const double> request = context.gang_request(id);
-    const std::span<const ResourceId> keys = context.key_resources(id);
-    if (auto block = context.ledger().check_allocation(key.queue, request, key.preemptible, keys)) {
+    if (auto block = context.quota_block(id)) {
       PendingReason reason;
       reason.code =
           block->rule == QuotaBlock::Rule::kLimit ? PendingCode::kQueueLimit : PendingCode::kNonPreemptibleQuota;
@@ -82,7 +80,7 @@ void allocate(CycleContext& context) {
       context.set_reason(id, std::move(reason));
       continue;
     }
-    place_extras(context, statement, id, keys);
+    place_extras(context, statement, id, context.key_resources(id));
     context.commit(statement, Action::kAllocate, id);
     context.clear_reason(id);
   }

@@ -190,9 +190,9 @@ std::span<const ResourceId> CycleContext::key_resources(WorkloadId workload) {
   return *known;
 }
 
-bool CycleContext::quota_allows(WorkloadId workload) {
+std::optional<QuotaBlock> CycleContext::quota_block(WorkloadId workload) {
   const PendingKey& key = pending_key(workload);
-  return !ledger_.check_allocation(key.queue, gang_request(workload), key.preemptible, key_resources(workload));
+  return ledger_.check_allocation(key.queue, gang_request(workload), key.preemptible, key_resources(workload));
 }
 
 int64_t CycleContext::gang_gpu_milli(WorkloadId workload) const {

@@ -48,10 +48,11 @@ class CycleContext : private StatementListener {
   // each workload's is remembered (for those pending at the start, as the context is built), so
   // that asking does not load the request.
   std::span<const ResourceId> key_resources(WorkloadId workload);
-  // Whether the queue path of a workload pending at the start may hold its gang now (limits;
-  // deserved quota for non-preemptible work): making room or reserving for it is pointless
-  // otherwise.
-  bool quota_allows(WorkloadId workload);
+  // What on the queue path of a workload pending at the start keeps it from holding its gang now
+  // (limits; deserved quota for non-preemptible work), or nullopt; read from its compact key.
+  std::optional<QuotaBlock> quota_block(WorkloadId workload);
+  // Whether nothing does: making room or reserving for it is pointless otherwise.
+  bool quota_allows(WorkloadId workload) { return !quota_block(workload); }
 
   // Workloads pending at the start of the cycle, by queue and runs_before (the order the
   // actions take each queue's in).
