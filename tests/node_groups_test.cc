@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+#include <set>
+
 namespace tessera {
 namespace {
 
@@ -39,6 +43,37 @@ TEST(NodeGroups, AStateThatComesBackGetsItsIdBackAndNoOtherStateDoes) {
   groups.assign(0, idle);
   EXPECT_NE(groups.group_of(0).uid, idle_id);
   EXPECT_NE(groups.group_of(0).uid, busy_id);
+}
+
+// The placer keeps its verdicts by group slot (placer.h): a group must keep its slot while it
+// lives, and no two live groups may share one.
+TEST(NodeGroups, ALiveGroupKeepsItsSlotAndNoTwoShareOne) {
+  constexpr int kNodes = 12;
+  NodeGroups groups(kNodes);
+  std::mt19937_64 random(7);
+  std::map<uint64_t, int32_t> slot_of_live_uid;
+  std::set<NodeIndex> assigned;
+  for (int step = 0; step < 3000; ++step) {
+    const auto node = static_cast<NodeIndex>(random() % kNodes);
+    const auto used = static_cast<int32_t>(random() % 5 * 250);
+    groups.assign(node, key_with(8000 - 1000 * static_cast<int64_t>(random() % 3), {used, 0}));
+    std::set<int32_t> slots;
+    std::map<uint64_t, int32_t> live;
+    groups.for_each([&](const NodeGroups::Group& group) {
+      ASSERT_GE(group.slot, 0);
+      ASSERT_LT(static_cast<size_t>(group.slot), groups.slot_count());
+      EXPECT_TRUE(slots.insert(group.slot).second) << "two live groups in slot " << group.slot;
+      live[group.uid] = group.slot;
+      if (auto known = slot_of_live_uid.find(group.uid); known != slot_of_live_uid.end()) {
+        EXPECT_EQ(known->second, group.slot) << "a live group moved slots at step " << step;
+      }
+    });
+    assigned.insert(node);
+    for (NodeIndex member : assigned) {
+      EXPECT_EQ(live.at(groups.group_of(member).uid), groups.group_of(member).slot);
+    }
+    slot_of_live_uid = std::move(live);
+  }
 }
 
 }  // namespace

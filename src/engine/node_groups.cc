@@ -50,7 +50,7 @@ void NodeGroups::assign(NodeIndex node, NodeStateKey key) {
     if (free_slots_.empty()) {
       const uint64_t uid = uid_for(key);
       it->second = static_cast<int32_t>(groups_.size());
-      groups_.push_back(Group{std::move(key), {}, -1, 0, uid});
+      groups_.push_back(Group{std::move(key), {}, -1, 0, uid, it->second});
     } else {
       it->second = free_slots_.back();
       free_slots_.pop_back();

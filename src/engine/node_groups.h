@@ -40,8 +40,11 @@ class NodeGroups {
     // One per key: a group's key never changes, so anything derived from the key (a feasibility
     // verdict, a policy score) can be cached under this id. A key whose group emptied gets its
     // id back when a node takes that state again (states recur: a pod leaves as another like it
-    // came), so what was cached for it still serves; no other key ever gets it.
+    // came), so what was cached under it can still serve; no other key ever gets it.
     uint64_t uid = 0;
+    // The group's place among the groups (for_each's order), from 0 to slot_count(): a slot keeps
+    // its group while the group lives, and a later group may take it once it emptied.
+    int32_t slot = -1;
   };
 
   explicit NodeGroups(int node_count) : group_of_(static_cast<size_t>(node_count), -1) {}
@@ -58,6 +61,7 @@ class NodeGroups {
     }
   }
   size_t group_count() const { return groups_.size() - free_slots_.size(); }
+  size_t slot_count() const { return groups_.size(); }
   const Group& group_of(NodeIndex node) const { return groups_[static_cast<size_t>(group_of_[node])]; }
 
  private:

@@ -169,15 +169,29 @@ int Placer::device_of(const ClusterState& cluster, NodeIndex node, int32_t devic
 }
 
 void Placer::serve(const ClusterState& cluster) {
-  // Bounded so long replays cannot grow it without limit; entries are cheap to recompute.
+  // Bounded so that long replays, or many shapes on a cluster of many groups, cannot grow them
+  // without limit; entries are cheap to recompute.
   constexpr size_t kMaxCachedVerdicts = size_t{1} << 22;
-  constexpr size_t kMaxShapes = size_t{1} << 20;  // shape ids take the low 20 bits of a cache key
-  if (cluster_ != &cluster || verdicts_.size() > kMaxCachedVerdicts || shapes_.size() >= kMaxShapes) {
+  constexpr size_t kMaxShapes = size_t{1} << 20;  // shape ids take the low 20 bits of a past verdict's key
+  if (cluster_ != &cluster || slot_verdicts_ > kMaxCachedVerdicts || past_verdicts_.size() > kMaxCachedVerdicts ||
+      shapes_.size() >= kMaxShapes) {
     cluster_ = &cluster;
-    verdicts_.clear();
+    verdicts_by_slot_.clear();
+    slot_verdicts_ = 0;
+    past_verdicts_.clear();
+    uids_with_past_.clear();
     no_room_.clear();
     shapes_ = PodShapes();
   }
+}
+
+void Placer::prepare_verdicts(const ClusterState& cluster, uint64_t shape) {
+  if (shape >= verdicts_by_slot_.size()) verdicts_by_slot_.resize(shape + 1);
+  std::vector<SlotVerdict>& slots = verdicts_by_slot_[shape];
+  const size_t needed = cluster.groups().slot_count();
+  if (slots.size() >= needed) return;
+  slot_verdicts_ += needed - slots.size();
+  slots.resize(needed);
 }
 
 bool Placer::still_no_room(const ClusterState& cluster, const PodSpec& pod, uint64_t shape, const PlacementPass& pass) {
@@ -203,19 +217,33 @@ bool Placer::still_no_room(const ClusterState& cluster, const PodSpec& pod, uint
 
 const Placer::Verdict& Placer::verdict(const ClusterState& cluster, const NodeGroups::Group& group, const PodSpec& pod,
                                        uint64_t shape) {
-  auto [it, inserted] = verdicts_.try_emplace(group.uid << 20 | shape);
-  Verdict& verdict = it->second;
-  if (inserted) {
-    NodeView node = cluster.view(group.representative);
-    verdict.predicate = check_node(node.spec, node.state, pod);
-    if (verdict.predicate == Predicate::kFits) {
-      PlacementChoice choice = policy_.score(node, pod);
-      verdict.score = choice.score;
-      verdict.device_code = choice.device >= 0 ? cluster.device_code(group.representative, choice.device) : -1;
-      verdict.scored_node = group.representative;
-      verdict.scored_device = choice.device;
-      verdict.parts = choice.parts;
+  SlotVerdict& entry = verdicts_by_slot_[shape][static_cast<size_t>(group.slot)];
+  Verdict& verdict = entry.verdict;
+  if (entry.uid == group.uid) return verdict;
+  // The slot's group is new, or the shape has not asked about it yet. The verdict there before is
+  // of a group that emptied, whose state may come back (under its uid, in another slot).
+  if (entry.uid != 0 && verdict.predicate == Predicate::kFits) {
+    past_verdicts_.insert_or_assign(entry.uid << 20 | shape, verdict);
+    if (entry.uid >= uids_with_past_.size()) uids_with_past_.resize(entry.uid * 2, false);
+    uids_with_past_[entry.uid] = true;
+  }
+  entry.uid = group.uid;
+  if (group.uid < uids_with_past_.size() && uids_with_past_[group.uid]) {
+    if (auto past = past_verdicts_.find(group.uid << 20 | shape); past != past_verdicts_.end()) {
+      verdict = past->second;
+      return verdict;
     }
+  }
+  verdict = Verdict{};
+  NodeView node = cluster.view(group.representative);
+  verdict.predicate = check_node(node.spec, node.state, pod);
+  if (verdict.predicate == Predicate::kFits) {
+    PlacementChoice choice = policy_.score(node, pod);
+    verdict.score = choice.score;
+    verdict.device_code = choice.device >= 0 ? cluster.device_code(group.representative, choice.device) : -1;
+    verdict.scored_node = group.representative;
+    verdict.scored_device = choice.device;
+    verdict.parts = choice.parts;
   }
   return verdict;
 }
@@ -235,6 +263,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
   const bool reserved_nodes = cluster.has_reservations();
   const uint64_t shape = shapes_.intern(pod);
   if (!why && still_no_room(cluster, pod, shape, pass)) return std::nullopt;
+  prepare_verdicts(cluster, shape);
   const int64_t gpu_floor = gpu_floor_of(pod, why);
   const Verdict* best = nullptr;
   double best_score = 0;
@@ -278,6 +307,7 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
   // Node by node where the groups cannot be trusted for this pod's selector.
   const bool grouped = cluster.distinguishes_selector_of(pod);
   const uint64_t shape = grouped ? shapes_.intern(pod) : 0;
+  if (grouped) prepare_verdicts(cluster, shape);
   const int64_t gpu_floor = gpu_floor_of(pod, why);
   std::optional<Verdict> best;
   NodeIndex best_node = -1;
