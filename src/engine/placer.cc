@@ -179,7 +179,6 @@ void Placer::serve(const ClusterState& cluster) {
     verdicts_by_slot_.clear();
     slot_verdicts_ = 0;
     past_verdicts_.clear();
-    uids_with_past_.clear();
     no_room_.clear();
     shapes_ = PodShapes();
   }
@@ -222,26 +221,23 @@ const Placer::Verdict& Placer::verdict(const ClusterState& cluster, const NodeGr
   if (entry.uid == group.uid) return verdict;
   // The slot's group is new, or the shape has not asked about it yet. The verdict there before is
   // of a group that emptied, whose state may come back (under its uid, in another slot).
-  if (entry.uid != 0 && verdict.predicate == Predicate::kFits) {
+  if (entry.uid != 0 && verdict.predicate == Predicate::kFits)
     past_verdicts_.insert_or_assign(entry.uid << 20 | shape, verdict);
-    if (entry.uid >= uids_with_past_.size()) uids_with_past_.resize(entry.uid * 2, false);
-    uids_with_past_[entry.uid] = true;
-  }
   entry.uid = group.uid;
-  if (group.uid < uids_with_past_.size() && uids_with_past_[group.uid]) {
-    if (auto past = past_verdicts_.find(group.uid << 20 | shape); past != past_verdicts_.end()) {
-      verdict = past->second;
-      return verdict;
-    }
-  }
-  verdict = Verdict{};
-  NodeView node = cluster.view(group.representative);
-  verdict.predicate = check_node(node.spec, node.state, pod);
+  auto past = past_verdicts_.find(group.uid << 20 | shape);
+  verdict = past != past_verdicts_.end() ? past->second : judge(cluster, group.representative, pod);
+  return verdict;
+}
+
+Placer::Verdict Placer::judge(const ClusterState& cluster, NodeIndex node, const PodSpec& pod) {
+  Verdict verdict;
+  NodeView view = cluster.view(node);
+  verdict.predicate = check_node(view.spec, view.state, pod);
   if (verdict.predicate == Predicate::kFits) {
-    PlacementChoice choice = policy_.score(node, pod);
+    PlacementChoice choice = policy_.score(view, pod);
     verdict.score = choice.score;
-    verdict.device_code = choice.device >= 0 ? cluster.device_code(group.representative, choice.device) : -1;
-    verdict.scored_node = group.representative;
+    verdict.device_code = choice.device >= 0 ? cluster.device_code(node, choice.device) : -1;
+    verdict.scored_node = node;
     verdict.scored_device = choice.device;
     verdict.parts = choice.parts;
   }
@@ -317,21 +313,7 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
       if (why) ++why->nodes_by_predicate[static_cast<size_t>(Predicate::kReserved)];
       continue;
     }
-    Verdict found;
-    if (grouped) {
-      found = verdict(cluster, cluster.groups().group_of(node), pod, shape);
-    } else {
-      NodeView view = cluster.view(node);
-      found.predicate = check_node(view.spec, view.state, pod);
-      if (found.predicate == Predicate::kFits) {
-        PlacementChoice choice = policy_.score(view, pod);
-        found.score = choice.score;
-        found.device_code = choice.device >= 0 ? cluster.device_code(node, choice.device) : -1;
-        found.scored_node = node;
-        found.scored_device = choice.device;
-        found.parts = choice.parts;
-      }
-    }
+    Verdict found = grouped ? verdict(cluster, cluster.groups().group_of(node), pod, shape) : judge(cluster, node, pod);
     if (found.predicate != Predicate::kFits) {
       if (why) why->count(found.predicate, 1, cluster.node_spec(node), pod);
       continue;

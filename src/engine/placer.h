@@ -132,6 +132,8 @@ class Placer {
   // The cached verdict for the pod (of interned `shape`, prepared) on the group's nodes.
   const Verdict& verdict(const ClusterState& cluster, const NodeGroups::Group& group, const PodSpec& pod,
                          uint64_t shape);
+  // The node checked and, where the pod fits, scored: a verdict not yet cached.
+  Verdict judge(const ClusterState& cluster, NodeIndex node, const PodSpec& pod);
   // The binding a verdict on the node stands for.
   Binding binding_for(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict) const;
   template <typename Find>
@@ -186,9 +188,8 @@ class Placer {
   };
   std::vector<std::vector<SlotVerdict>> verdicts_by_slot_;
   std::unordered_map<uint64_t, Verdict> past_verdicts_;  // by uid << 20 | shape
-  std::vector<bool> uids_with_past_;              // by uid: whether past_verdicts_ may hold one (most uids are new)
-  size_t slot_verdicts_ = 0;                      // entries in verdicts_by_slot_, all shapes
-  std::unordered_map<uint64_t, NoRoom> no_room_;  // by shape
+  size_t slot_verdicts_ = 0;                             // entries in verdicts_by_slot_, all shapes
+  std::unordered_map<uint64_t, NoRoom> no_room_;         // by shape
 };
 
 // The binding a policy choice stands for on that node.
