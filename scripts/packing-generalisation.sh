@@ -5,7 +5,7 @@
 #   scripts/packing-generalisation.sh [--seeds N] [--policy LIST]
 #                                     [--set tuning|tuning-2|tuning-3|tuning-4|held-out-1|held-out-2|held-out-3|
 #                                            held-out-4|held-out-5|tuning-5|held-out-6|
-#                                            held-out-7|held-out-8|held-out-9|held-out-10|all]
+#                                            held-out-7|held-out-8|held-out-9|held-out-10|held-out-11|all]
 #                                     [--tie-break T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -143,6 +143,14 @@ held_out_10=(mix:portions=even,seed=1001 mix:base=gpushare40,seed=1002 mix:base=
           mix:portions=even,multi-gpu=0.06,seed=1008 mix:base=gpushare20,seed=1009
           mix:sharing=0.4,gpu-spec=0.25,seed=1010 mix:base=gpushare40,cpu-only=0.2,seed=1011
           mix:portions=250/500/750,sharing=0.5,seed=1012)
+# Held out, eleventh round: drawn before the tie-break among nodes where CPU runs out before the
+# GPUs ran on any of them (it had run on the tuning lists only), and run with the policy before
+# and after it: lists whose pods ask more CPU per GPU than the cluster has, of several shapes.
+held_out_11=(mix:cpu-only=0.3,seed=1101 mix:cpu-only=0.4,seed=1102 mix:cpu-only=0.25,gpu-spec=0.2,seed=1103
+          mix:cpu-only=0.35,multi-gpu=0.05,seed=1104 mix:base=cpu250,seed=1105
+          mix:base=cpu300,multi-gpu=0.05,seed=1106 mix:base=cpu200,cpu-only=0.2,seed=1107
+          mix:cpu-only=0.45,gpu-spec=0.1,multi-gpu=0.03,seed=1108 mix:base=gpushare40,cpu-only=0.35,seed=1109
+          mix:base=cpu250,gpu-spec=0.2,seed=1110 mix:cpu-only=0.3,sharing=0.5,seed=1111 mix:base=cpu300,seed=1112)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -212,4 +220,5 @@ PY
 [[ $set_name == held-out-8 || $set_name == all ]] && run_set held-out-8 "${held_out_8[@]}"
 [[ $set_name == held-out-9 || $set_name == all ]] && run_set held-out-9 "${held_out_9[@]}"
 [[ $set_name == held-out-10 || $set_name == all ]] && run_set held-out-10 "${held_out_10[@]}"
+[[ $set_name == held-out-11 || $set_name == all ]] && run_set held-out-11 "${held_out_11[@]}"
 exit 0
