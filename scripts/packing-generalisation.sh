@@ -6,7 +6,7 @@
 #                                     [--set tuning|tuning-2|tuning-3|tuning-4|held-out-1|held-out-2|held-out-3|
 #                                            held-out-4|held-out-5|tuning-5|held-out-6|
 #                                            held-out-7|held-out-8|held-out-9|held-out-10|held-out-11|
-#                                            held-out-12|all]
+#                                            held-out-12|held-out-13|all]
 #                                     [--tie-break T]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -162,6 +162,17 @@ held_out_12=(mix:cpu-only=0.35,multi-gpu=0.08,seed=1201 mix:cpu-only=0.3,gpu-spe
           mix:base=cpu250,cpu-only=0.3,seed=1207 mix:cpu-only=0.35,one-gpu=0.4,seed=1208
           mix:base=gpushare60,cpu-only=0.3,seed=1209 mix:cpu-only=0.4,gpu-spec=0.15,multi-gpu=0.06,seed=1210
           mix:base=cpu300,multi-gpu=0.08,seed=1211 mix:cpu-only=0.25,multi-gpu=0.04,seed=1212)
+# Held out, thirteenth round: drawn after held-out-12 and the earlier sets' lists where CPU runs
+# out first had been seen with the tie-break's second form, and before its third (only where the
+# mix asks clearly more CPU than the cluster has) ran on any of these: lists where CPU runs out
+# first, from near the balance of CPU and GPUs to far past it, with multi-GPU and
+# model-constrained pods.
+held_out_13=(mix:cpu-only=0.3,multi-gpu=0.05,seed=1301 mix:cpu-only=0.35,gpu-spec=0.25,seed=1302
+          mix:base=cpu300,multi-gpu=0.03,seed=1303 mix:cpu-only=0.4,multi-gpu=0.04,seed=1304
+          mix:base=cpu250,cpu-only=0.15,seed=1305 mix:cpu-only=0.3,gpu-spec=0.15,multi-gpu=0.04,seed=1306
+          mix:base=gpushare80,cpu-only=0.3,seed=1307 mix:cpu-only=0.45,seed=1308
+          mix:base=cpu300,gpu-spec=0.3,seed=1309 mix:cpu-only=0.35,sharing=0.3,multi-gpu=0.05,seed=1310
+          mix:base=cpu200,cpu-only=0.3,seed=1311 mix:cpu-only=0.3,one-gpu=0.5,multi-gpu=0.05,seed=1312)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -233,4 +244,5 @@ PY
 [[ $set_name == held-out-10 || $set_name == all ]] && run_set held-out-10 "${held_out_10[@]}"
 [[ $set_name == held-out-11 || $set_name == all ]] && run_set held-out-11 "${held_out_11[@]}"
 [[ $set_name == held-out-12 || $set_name == all ]] && run_set held-out-12 "${held_out_12[@]}"
+[[ $set_name == held-out-13 || $set_name == all ]] && run_set held-out-13 "${held_out_13[@]}"
 exit 0
