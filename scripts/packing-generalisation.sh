@@ -146,7 +146,8 @@ held_out_10=(mix:portions=even,seed=1001 mix:base=gpushare40,seed=1002 mix:base=
           mix:portions=250/500/750,sharing=0.5,seed=1012)
 # Held out, eleventh round: drawn before the tie-break among nodes where CPU runs out before the
 # GPUs ran on any of them (it had run on the tuning lists only), and run with the policy before
-# and after it: lists whose pods ask more CPU per GPU than the cluster has, of several shapes.
+# it and with its first two forms, between which it chose, so it has been seen: lists whose pods
+# ask more CPU per GPU than the cluster has, of several shapes.
 held_out_11=(mix:cpu-only=0.3,seed=1101 mix:cpu-only=0.4,seed=1102 mix:cpu-only=0.25,gpu-spec=0.2,seed=1103
           mix:cpu-only=0.35,multi-gpu=0.05,seed=1104 mix:base=cpu250,seed=1105
           mix:base=cpu300,multi-gpu=0.05,seed=1106 mix:base=cpu200,cpu-only=0.2,seed=1107

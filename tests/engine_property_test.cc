@@ -67,22 +67,26 @@ RandomWorld random_world(std::mt19937_64& random) {
 }
 
 // The placer groups identical nodes and caches verdicts; it must choose exactly what scoring
-// every feasible node one by one chooses (best score with the policy's cluster-wide term, lowest
-// index on ties).
+// every feasible node one by one chooses (best score with the policy's cluster-wide term, then
+// the highest preference, lowest index on ties of both).
 std::optional<NodeIndex> brute_force_choice(const ClusterState& cluster, PlacementPolicy& policy, const PodSpec& pod) {
   std::optional<NodeIndex> best;
   double best_score = 0;
+  float best_preference = 0;
+  policy.search_begins(cluster.gpu_supply());
   for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
     if (check_node(cluster.node_spec(node), cluster.node_state(node), pod) != Predicate::kFits) continue;
     const PlacementChoice choice = policy.score(cluster.view(node), pod);
     double score = choice.score;
     if (policy.has_cluster_term(pod))
       score += policy.cluster_term(cluster.view(node), pod, cluster.gpu_supply(), choice);
-    if (!best || score > best_score) {
+    if (!best || score > best_score || (score == best_score && choice.preference > best_preference)) {
       best = node;
       best_score = score;
+      best_preference = choice.preference;
     }
   }
+  policy.search_ends();
   return best;
 }
 

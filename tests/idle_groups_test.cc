@@ -60,7 +60,7 @@ class PartsPolicy final : public PlacementPolicy {
   std::string_view name() const override { return "parts"; }
   PlacementChoice score(const NodeView& /*node*/, const PodSpec& /*pod*/) override {
     ++scored;
-    return {0, -1, {1, 2, 3, 4}};
+    return {.score = 0, .device = -1, .parts = {1, 2, 3, 4}};
   }
   double cluster_term(const NodeView& /*node*/, const PodSpec& /*pod*/, const GpuSupply& /*supply*/,
                       const PlacementChoice& choice) override {

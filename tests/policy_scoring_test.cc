@@ -121,6 +121,27 @@ TEST(TesseraPolicy, AvoidsStrandingGpusBehindCpu) {
   EXPECT_EQ(binding->node, 1);
 }
 
+// Node 0: 4 GPUs and 8 cores; node 1: 4 GPUs and 12 cores. A 1-GPU pod of 4 cores grows T by
+// nothing on either (node 0 feeds 2 GPUs before and 1 after, node 1 3 and 2): a tie.
+TEST(TesseraPolicy, SpreadsGpuPodsByCpuOnlyWhereTheMixAsksClearlyMoreCpuThanThereIs) {
+  auto cluster = uniform_cluster(2, 4, 8000);
+  cluster->nodes[1].allocatable.cpu_milli = 12000;
+  const ClusterState state(cluster);
+  // 8 GPUs at 4 cores each ask 32 cores of 20: the tie goes to the node with more CPU left.
+  const PodSpec hungry = pod("hungry", 4000, GpuRequest::whole(1));
+  TesseraPolicy cpu_short(WorkloadMix::from_pods(std::vector<PodSpec>{hungry}));
+  Placer spreading(cpu_short);
+  EXPECT_EQ(spreading.find(state, hungry)->node, 1);
+  // A CPU-only pod keeps the node order (it grows T by a GPU on either).
+  EXPECT_EQ(spreading.find(state, pod("cpu", 1000, GpuRequest::none()))->node, 0);
+  // At a core per GPU the mix asks 8 of 20 cores: GPUs run out first, and the tie keeps the node order.
+  const PodSpec light = pod("light", 1000, GpuRequest::whole(1));
+  TesseraPolicy gpu_short(WorkloadMix::from_pods(std::vector<PodSpec>{light}));
+  Placer packing(gpu_short);
+  EXPECT_EQ(packing.find(state, hungry)->node, 0);
+  EXPECT_EQ(packing.find(state, light)->node, 0);
+}
+
 TEST(ClassicPolicies, ChooseAsDescribed) {
   // Node 0 is half full, node 1 is empty; both have 4 GPUs.
   auto cluster = uniform_cluster(2, 4);
@@ -142,8 +163,8 @@ TEST(ClassicPolicies, ChooseAsDescribed) {
   EXPECT_EQ(place(first_fit, one_gpu).node, 0);
   EXPECT_EQ(place(best_fit, one_gpu).node, 0);      // less CPU and GPU left over
   EXPECT_EQ(place(leftover_fit, one_gpu).node, 0);  // less left over
-  EXPECT_EQ(place(spread, one_gpu).node, 1);    // more left over
-  EXPECT_EQ(place(packing, share).node, 1);     // onto the already shared device
+  EXPECT_EQ(place(spread, one_gpu).node, 1);        // more left over
+  EXPECT_EQ(place(packing, share).node, 1);         // onto the already shared device
   EXPECT_EQ(place(packing, share).devices, std::vector<int16_t>{3});
   EXPECT_EQ(place(first_fit, share).devices, std::vector<int16_t>{2});  // node 0's first free device
   EXPECT_EQ(place(best_fit, share).node, 0);
@@ -175,6 +196,41 @@ class IndifferentPolicy final : public PlacementPolicy {
   std::string_view name() const override { return "indifferent"; }
   PlacementChoice score(const NodeView&, const PodSpec&) override { return {}; }
 };
+
+// Prefers the node with more CPU free, scoring every node alike except those of 512 GiB, which score 1.
+class CpuPreferringPolicy final : public PlacementPolicy {
+ public:
+  std::string_view name() const override { return "cpu-preferring"; }
+  PlacementChoice score(const NodeView& node, const PodSpec&) override {
+    return {.score = node.spec.allocatable.memory_bytes == 512 * kGiB ? 1.0 : 0.0,
+            .preference = static_cast<float>(node.state.free.cpu_milli)};
+  }
+};
+
+// A policy's preference settles ties of score before the node order, and at random only among
+// the nodes it ties too; a higher score still wins over it.
+TEST(Placer, APreferenceSettlesTiesOfScoreBeforeTheNodeOrder) {
+  auto cluster = uniform_cluster(4, 2);
+  cluster->nodes[1].allocatable.cpu_milli = 96000;
+  cluster->nodes[3].allocatable.cpu_milli = 96000;
+  cluster->nodes[2].allocatable.memory_bytes = 512 * kGiB;
+  ClusterState state(cluster);
+  const PodSpec next = pod("next", 1000, GpuRequest::whole(1));
+  CpuPreferringPolicy preferring;
+  EXPECT_EQ(Placer(preferring).find(state, next)->node, 2);  // the higher score
+  const PodId cordoned = state.add_pod(pod("cordon", 1000, GpuRequest::whole(2)));
+  state.bind(cordoned, Binding{2, {0, 1}, 1000});  // node 2 full: nodes 1 and 3 tie on CPU
+  const PodId memory_only = state.add_pod(pod("memory", 0, GpuRequest::none(), kGiB));
+  state.bind(memory_only, Binding{3, {}, 0});  // in a state of its own, with the CPU of node 1
+  EXPECT_EQ(Placer(preferring).find(state, next)->node, 1);
+  std::set<NodeIndex> chosen;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Placer placer(preferring);
+    placer.break_ties_at_random(seed);
+    chosen.insert(placer.find(state, next)->node);
+  }
+  EXPECT_EQ(chosen, (std::set<NodeIndex>{1, 3}));
+}
 
 // Ties at random: every tied node is chosen for some seed, in proportion to the nodes of each
 // kind tied; first-fit keeps the lowest index, its rule.

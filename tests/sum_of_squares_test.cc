@@ -139,7 +139,7 @@ TEST(SumOfSquares, TheTermWithinASearchIsTheTermWorkedOutAfresh) {
     PodSpec next = population[std::uniform_int_distribution<size_t>(0, population.size() - 1)(random)];
     next.name += "-" + std::to_string(step);
     std::vector<std::pair<NodeIndex, int>> fits;
-    searching.search_begins();
+    searching.search_begins(state.gpu_supply());
     for (NodeIndex node = 0; node < state.node_count(); ++node) {
       for (int device : fraction_candidates(state.node_spec(node), state.node_state(node), next)) {
         fits.emplace_back(node, device);

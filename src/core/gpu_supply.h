@@ -69,9 +69,18 @@ struct GpuSupply {
   // Whether a workload asking `cpu_per_gpu_milli` of CPU per milli-GPU, filling the cluster's GPUs,
   // asks for no more than its CPU: where CPU runs out first, it decides which pods fail.
   bool gpus_run_out_first(double cpu_per_gpu_milli) const {
+    return cpu_per_gpu_milli * static_cast<double>(gpu_capacity_milli()) <= static_cast<double>(cpu_capacity_milli);
+  }
+  // The CPU such a workload asks for, filling the cluster's GPUs, as a share of the cluster's CPU
+  // (above 1: CPU runs out first); 0 for a cluster without CPU.
+  double cpu_asked_share(double cpu_per_gpu_milli) const {
+    if (cpu_capacity_milli <= 0) return 0;
+    return cpu_per_gpu_milli * static_cast<double>(gpu_capacity_milli()) / static_cast<double>(cpu_capacity_milli);
+  }
+  int64_t gpu_capacity_milli() const {
     int64_t gpu_capacity = 0;
     for (int64_t milli : capacity_milli) gpu_capacity += milli;
-    return cpu_per_gpu_milli * static_cast<double>(gpu_capacity) <= static_cast<double>(cpu_capacity_milli);
+    return gpu_capacity;
   }
 
   // The model's devices with exactly `free_milli` free.

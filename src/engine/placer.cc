@@ -110,13 +110,13 @@ NodeIndex Placer::contender(const NodeGroups::Group& group) const {
   });
 }
 
-bool Placer::takes_the_lead(double score, NodeIndex node, int weight, std::optional<double> best_score,
-                            NodeIndex best_node) {
-  if (!best_score || score > *best_score) {
+bool Placer::takes_the_lead(double score, float preference, NodeIndex node, int weight, const Lead& best) {
+  const NodeIndex best_node = best.node;
+  if (best_node < 0 || score > best.score || (score == best.score && preference > best.preference)) {
     tied_weight_ = weight;
     return true;
   }
-  if (score < *best_score) return false;
+  if (score < best.score || preference < best.preference) return false;
   if (policy_.ranks_by_node_order()) return node < best_node;
   if (!order_.empty()) return order_[static_cast<size_t>(node)] < order_[static_cast<size_t>(best_node)];
   if (!random_) return node < best_node;
@@ -127,7 +127,7 @@ bool Placer::takes_the_lead(double score, NodeIndex node, int weight, std::optio
 std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
                                                  const PlacementPass& pass) {
   std::optional<PlacementChoice> best;
-  NodeIndex best_node = -1;
+  Lead lead;
   for (NodeIndex node = 0; node < cluster.node_count(); ++node) {
     NodeView view = cluster.view(node);
     Predicate predicate =
@@ -138,13 +138,13 @@ std::optional<Binding> Placer::find_node_by_node(const ClusterState& cluster, co
     }
     PlacementChoice choice = policy_.score(view, pod);
     choice.score += cluster_term(cluster, node, pod, choice);
-    if (takes_the_lead(choice.score, node, 1, best ? std::optional(best->score) : std::nullopt, best_node)) {
+    if (takes_the_lead(choice.score, choice.preference, node, 1, lead)) {
       best = choice;
-      best_node = node;
+      lead = {choice.score, choice.preference, node};
     }
   }
   if (!best) return std::nullopt;
-  return make_binding(cluster.view(best_node), pod, *best);
+  return make_binding(cluster.view(lead.node), pod, *best);
 }
 
 double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod,
@@ -157,7 +157,7 @@ double Placer::cluster_term(const ClusterState& cluster, NodeIndex node, const P
   // Another node of the group, or the node left it and came back with its devices in another order.
   if (device >= 0 && (node != verdict.scored_node || cluster.device_code(node, device) != verdict.device_code))
     device = device_of(cluster, node, verdict.device_code);
-  return cluster_term(cluster, node, pod, PlacementChoice{verdict.score, device, verdict.parts});
+  return cluster_term(cluster, node, pod, PlacementChoice{verdict.score, device, verdict.preference, verdict.parts});
 }
 
 int Placer::device_of(const ClusterState& cluster, NodeIndex node, int32_t device_code) {
@@ -238,7 +238,8 @@ Placer::Verdict Placer::judge(const ClusterState& cluster, NodeIndex node, const
     verdict.score = choice.score;
     verdict.device_code = choice.device >= 0 ? cluster.device_code(node, choice.device) : -1;
     verdict.scored_node = node;
-    verdict.scored_device = choice.device;
+    verdict.scored_device = static_cast<int16_t>(choice.device);
+    verdict.preference = choice.preference;
     verdict.parts = choice.parts;
   }
   return verdict;
@@ -253,7 +254,7 @@ Binding Placer::binding_for(const ClusterState& cluster, NodeIndex node, const P
 std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& pod, FailureSummary* why,
                                     const PlacementPass& pass) {
   serve(cluster);
-  const Search search(policy_);
+  const Search search(policy_, cluster.gpu_supply());
   cluster_term_ = policy_.has_cluster_term(pod);
   if (!cluster.distinguishes_selector_of(pod)) return find_node_by_node(cluster, pod, why, pass);
   const bool reserved_nodes = cluster.has_reservations();
@@ -262,8 +263,7 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
   prepare_verdicts(cluster, shape);
   const int64_t gpu_floor = gpu_floor_of(pod, why);
   const Verdict* best = nullptr;
-  double best_score = 0;
-  NodeIndex best_node = -1;
+  Lead lead;
   cluster.groups().for_each([&](const NodeGroups::Group& group) {
     const NodeIndex representative = group.representative;
     if (cluster.gpu_free_milli(representative) < gpu_floor) return;
@@ -279,26 +279,25 @@ std::optional<Binding> Placer::find(const ClusterState& cluster, const PodSpec& 
       return;
     }
     const double score = found.score + (cluster_term_ ? cluster_term(cluster, representative, pod, found) : 0);
-    if (best && score < best_score) return;
+    if (best && score < lead.score) return;
     const NodeIndex node = contender(group);
-    if (takes_the_lead(score, node, group.size, best ? std::optional(best_score) : std::nullopt, best_node)) {
+    if (takes_the_lead(score, found.preference, node, group.size, lead)) {
       best = &found;
-      best_score = score;
-      best_node = node;
+      lead = {score, found.preference, node};
     }
   });
   if (!best) {
     no_room_[shape] = {pass.holder, pass.ends_by, !reserved_nodes, cluster.room_mark()};
     return std::nullopt;
   }
-  return binding_for(cluster, best_node, pod, *best);
+  return binding_for(cluster, lead.node, pod, *best);
 }
 
 std::optional<Binding> Placer::find_among(const ClusterState& cluster, const PodSpec& pod,
                                           std::span<const NodeIndex> nodes, FailureSummary* why,
                                           const PlacementPass& pass) {
   serve(cluster);
-  const Search search(policy_);
+  const Search search(policy_, cluster.gpu_supply());
   cluster_term_ = policy_.has_cluster_term(pod);
   // Node by node where the groups cannot be trusted for this pod's selector.
   const bool grouped = cluster.distinguishes_selector_of(pod);
@@ -320,7 +319,7 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
     }
     if (cluster_term_) found.score += cluster_term(cluster, node, pod, found);
     // Ties go to the earliest listed node, not at random: a domain's nodes are few.
-    if (!best || found.score > best->score) {
+    if (!best || found.score > best->score || (found.score == best->score && found.preference > best->preference)) {
       best = found;
       best_node = node;
     }

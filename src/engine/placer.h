@@ -103,13 +103,14 @@ class Placer {
 
   struct Verdict {
     Predicate predicate = Predicate::kFits;
-    int32_t device_code = -1;  // the chosen device, as ClusterState::device_code
-    double score = 0;
     // The node scored and its chosen device, so that asking about that node again (the cluster
     // term, for every pod of the shape) needs no search of its devices by code while the device
-    // still has that code.
+    // still has that code. (Laid out so that the verdict stays 40 bytes: a search reads many.)
+    int16_t scored_device = -1;
+    int32_t device_code = -1;  // the chosen device, as ClusterState::device_code
+    double score = 0;
     NodeIndex scored_node = -1;
-    int scored_device = -1;
+    float preference = 0;                    // PlacementChoice::preference
     std::array<float, kScoreParts> parts{};  // PlacementChoice::parts
   };
 
@@ -118,7 +119,7 @@ class Placer {
   // Tells the policy a search is under way for as long as it lives (PlacementPolicy::search_begins).
   class Search {
    public:
-    explicit Search(PlacementPolicy& policy) : policy_(policy) { policy_.search_begins(); }
+    Search(PlacementPolicy& policy, const GpuSupply& supply) : policy_(policy) { policy_.search_begins(supply); }
     ~Search() { policy_.search_ends(); }
     Search(const Search&) = delete;
     Search& operator=(const Search&) = delete;
@@ -147,10 +148,16 @@ class Placer {
   double cluster_term(const ClusterState& cluster, NodeIndex node, const PodSpec& pod, const Verdict& verdict);
   // The node's device a verdict's device code stands for; -1 for none.
   static int device_of(const ClusterState& cluster, NodeIndex node, int32_t device_code);
-  // Whether a node of `weight` nodes that scores `score` replaces the best so far (nullopt: none
-  // yet); ties go to the lowest index, the first in the random order, or at random in proportion
-  // to the nodes tied.
-  bool takes_the_lead(double score, NodeIndex node, int weight, std::optional<double> best_score, NodeIndex best_node);
+  // What a search keeps of the best node so far.
+  struct Lead {
+    double score = 0;
+    float preference = 0;
+    NodeIndex node = -1;  // -1: none yet
+  };
+  // Whether a node of `weight` nodes that scores `score` with `preference` replaces the best so
+  // far; ties of both go to the lowest index, the first in the random order, or at random in
+  // proportion to the nodes tied.
+  bool takes_the_lead(double score, float preference, NodeIndex node, int weight, const Lead& best);
   // The group member a tie is settled with: the first in the random order where there is one.
   NodeIndex contender(const NodeGroups::Group& group) const;
   // Whether the pod (of interned `shape`) still fits no node: a search for its shape under the

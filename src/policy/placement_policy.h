@@ -1,6 +1,7 @@
 // The placement policy interface: given a node the pod fits on, how good is it, and which device
 // would the pod take there? The engine asks only about feasible nodes, keeps the highest score
-// and breaks ties by the lowest node index, so a policy is a pure scoring rule.
+// (then the highest preference) and breaks ties by the lowest node index, so a policy is a pure
+// scoring rule.
 #pragma once
 
 #include <array>
@@ -27,6 +28,10 @@ inline constexpr size_t kScoreParts = 4;
 struct PlacementChoice {
   double score = 0;
   int device = -1;  // the device for a fractional pod; -1 otherwise
+  // Among choices of equal score the higher preference wins, before the engine's own tie-break
+  // (the node order, or a random one): the policy's rule for its ties. Like the score, of the
+  // node's spec and state alone. 0 unless the policy says.
+  float preference = 0;
   // Parts of the score's growth that the policy's cluster term weighs by what is left
   // cluster-wide: the engine keeps them with the score in its per-state cache and hands them
   // back, so the term need not look into the node's state again. Zero unless the policy says.
@@ -54,8 +59,9 @@ class PlacementPolicy {
   virtual bool has_cluster_term(const PodSpec& /*pod*/) const { return has_cluster_term(); }
   // The engine brackets each search for a pod's node with these: between them the pod and the
   // cluster stay as they are, so a policy may reuse what its cluster term works out for one node
-  // on the next. Asked outside a search, the term is worked out afresh.
-  virtual void search_begins() {}
+  // on the next. Asked outside a search, the term is worked out afresh. `supply` is the cluster's
+  // as the search begins, before any node is scored.
+  virtual void search_begins(const GpuSupply& /*supply*/) {}
   virtual void search_ends() {}
   // True for a policy whose rule is the order of the nodes (its scores all tie, and the lowest
   // index wins): a random tie-break must leave it alone.

@@ -107,6 +107,13 @@ const TesseraPolicy::Before& TesseraPolicy::unusable_before(const TesseraMeasure
 }
 
 PlacementChoice TesseraPolicy::score(const NodeView& node, const PodSpec& pod) {
+  PlacementChoice choice = score_by_measure(node, pod);
+  if (spreads_by_cpu_ == true && pod.gpu.wants_gpu())
+    choice.preference = static_cast<float>(node.state.free.cpu_milli - pod.request.cpu_milli);
+  return choice;
+}
+
+PlacementChoice TesseraPolicy::score_by_measure(const NodeView& node, const PodSpec& pod) {
   const TesseraMeasure& measure = measure_for(node.spec);
   const std::optional<StateKey> key = state_key(measure, node.state);
   const Before& before = unusable_before(measure, node.spec, node.state, key);

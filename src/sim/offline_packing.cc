@@ -202,6 +202,8 @@ class PerNodeScoreOnly final : public PlacementPolicy {
   explicit PerNodeScoreOnly(PlacementPolicy& policy) : policy_(policy) {}
   std::string_view name() const override { return policy_.name(); }
   PlacementChoice score(const NodeView& node, const PodSpec& pod) override { return policy_.score(node, pod); }
+  void search_begins(const GpuSupply& supply) override { policy_.search_begins(supply); }
+  void search_ends() override { policy_.search_ends(); }
 
  private:
   PlacementPolicy& policy_;
