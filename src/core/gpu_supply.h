@@ -77,6 +77,7 @@ struct GpuSupply {
     if (cpu_capacity_milli <= 0) return 0;
     return cpu_per_gpu_milli * static_cast<double>(gpu_capacity_milli()) / static_cast<double>(cpu_capacity_milli);
   }
+  // All the cluster's GPUs.
   int64_t gpu_capacity_milli() const {
     int64_t gpu_capacity = 0;
     for (int64_t milli : capacity_milli) gpu_capacity += milli;

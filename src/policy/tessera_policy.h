@@ -80,11 +80,11 @@ class TesseraPolicy final : public PlacementPolicy {
   // kSpreadByCpuAbove times its CPU: known from the first search on), a GPU pod's choices of equal
   // score go to the node with the most CPU left after the placement (PlacementChoice::preference),
   // not to the lowest index. There CPU decides which pods fail, and spread by CPU the nodes keep
-  // CPU beside their GPUs for the GPU pods to come; nearer the balance the node order's packing,
-  // which keeps nodes whole for the larger pods, did better. On the tuning lists spreading gained
-  // 0.3 to 3.4 points where the mix asks a tenth more CPU than there is or more and lost up to 0.4
-  // on most lists below that, and spreading CPU-only pods too lost up to 0.8 more;
-  // docs/policies.md has the figures and the held-out result.
+  // CPU beside their GPUs for the GPU pods to come; nearer the balance the node order's packing
+  // mostly did better. On the tuning lists spreading gained 0.3 to 3.4 points where the mix asks
+  // a tenth more CPU than there is or more and lost up to 0.4 on most lists below that, and
+  // spreading CPU-only pods too lost up to 0.8 more; docs/policies.md has the figures and the
+  // held-out result.
   static constexpr double kSpreadByCpuAbove = 1.1;
   void search_begins(const GpuSupply& supply) override {
     ++search_;
