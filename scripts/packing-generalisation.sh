@@ -154,7 +154,7 @@ held_out_11=(mix:cpu-only=0.3,seed=1101 mix:cpu-only=0.4,seed=1102 mix:cpu-only=
           mix:cpu-only=0.45,gpu-spec=0.1,multi-gpu=0.03,seed=1108 mix:base=gpushare40,cpu-only=0.35,seed=1109
           mix:base=cpu250,gpu-spec=0.2,seed=1110 mix:cpu-only=0.3,sharing=0.5,seed=1111 mix:base=cpu300,seed=1112)
 # Held out, twelfth round: drawn after held-out-11 had been seen (the tie-break's first form lost
-# to fgd on one of its lists, and its form was chosen again on them) and before the form chosen
+# to fgd on one of its lists, and its second form was chosen on them) and before the second form
 # ran on any of these: lists where CPU runs out first, more of them with multi-GPU and
 # model-constrained pods, where the first form lost.
 held_out_12=(mix:cpu-only=0.35,multi-gpu=0.08,seed=1201 mix:cpu-only=0.3,gpu-spec=0.3,seed=1202
