@@ -112,7 +112,7 @@ NodeIndex Placer::contender(const NodeGroups::Group& group) const {
 
 bool Placer::takes_the_lead(double score, float preference, NodeIndex node, int weight, const Lead& best) {
   const NodeIndex best_node = best.node;
-  if (best_node < 0 || score > best.score || (score == best.score && preference > best.preference)) {
+  if (best.outranked_by(score, preference)) {
     tied_weight_ = weight;
     return true;
   }
@@ -305,7 +305,7 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
   if (grouped) prepare_verdicts(cluster, shape);
   const int64_t gpu_floor = gpu_floor_of(pod, why);
   std::optional<Verdict> best;
-  NodeIndex best_node = -1;
+  Lead lead;
   for (NodeIndex node : nodes) {
     if (cluster.gpu_free_milli(node) < gpu_floor) continue;
     if (!pass.admits(cluster.reservation(node))) {
@@ -319,13 +319,13 @@ std::optional<Binding> Placer::find_among(const ClusterState& cluster, const Pod
     }
     if (cluster_term_) found.score += cluster_term(cluster, node, pod, found);
     // Ties go to the earliest listed node, not at random: a domain's nodes are few.
-    if (!best || found.score > best->score || (found.score == best->score && found.preference > best->preference)) {
+    if (lead.outranked_by(found.score, found.preference)) {
       best = found;
-      best_node = node;
+      lead = {found.score, found.preference, node};
     }
   }
   if (!best) return std::nullopt;
-  return binding_for(cluster, best_node, pod, *best);
+  return binding_for(cluster, lead.node, pod, *best);
 }
 
 template <typename Find>

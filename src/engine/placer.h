@@ -153,6 +153,11 @@ class Placer {
     double score = 0;
     float preference = 0;
     NodeIndex node = -1;  // -1: none yet
+    // Whether a choice of `choice_score` and `choice_preference` ranks above the lead, ties aside
+    // (any does while there is none).
+    bool outranked_by(double choice_score, float choice_preference) const {
+      return node < 0 || choice_score > score || (choice_score == score && choice_preference > preference);
+    }
   };
   // Whether a node of `weight` nodes that scores `score` with `preference` replaces the best so
   // far; ties of both go to the lowest index, the first in the random order, or at random in
