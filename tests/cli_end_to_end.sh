@@ -122,6 +122,17 @@ assert len(reasons) == 1 and len(reasons.pop()) == 16, d["runs"]
 PY
 grep -Eq "^decisions: [0-9a-f]{16} " cycle.txt || fail "bench cycle decisions digest missing: $(cat cycle.txt)"
 grep -Eq "^reasons: [0-9a-f]{16} " cycle.txt || fail "bench cycle reasons digest missing: $(cat cycle.txt)"
+# Nodes with less CPU: the pods, filling the GPUs, ask more CPU than the cluster has.
+"$TESSERA" bench cycle --nodes 20 --pending 300 --running 150 --queues 6 --cycles 1 --node-cpu-share 0.6 \
+  --json cycle-cpu.json > cycle-cpu.txt || fail "bench cycle --node-cpu-share failed: $(tail -3 cycle-cpu.txt)"
+grep -q "(CPU runs out first)" cycle-cpu.txt || fail "bench cycle --node-cpu-share: $(head -4 cycle-cpu.txt)"
+python3 - cycle.json cycle-cpu.json <<'PY' || fail "bench cycle --node-cpu-share JSON"
+import json, sys
+plain, scarce = (json.load(open(path))["cluster"] for path in sys.argv[1:])
+assert plain["node_cpu_share"] == 1 and plain["cpu_asked_share"] < 1, plain
+assert scarce["node_cpu_share"] == 0.6 and scarce["cpu_asked_share"] > 1, scarce
+assert scarce["cpu_cores"] < plain["cpu_cores"], (plain, scarce)
+PY
 "$TESSERA" bench reclaim --nodes 20 --gang-pods 2 --cycles 2 --json reclaim.json > reclaim.txt \
   || fail "bench reclaim failed: $(tail -3 reclaim.txt)"
 grep -q "gang started: yes" reclaim.txt || fail "bench reclaim: $(cat reclaim.txt)"
@@ -134,6 +145,7 @@ assert 16 <= d["evicted"]["gpus"] <= 32, d["evicted"]
 PY
 expect_error "unknown policy 'worst-fit'" bench cycle --nodes 10 --pending 10 --running 10 --queues 2 --policy worst-fit
 expect_error "--nodes" bench cycle --nodes 0
+expect_error "--node-cpu-share" bench cycle --nodes 10 --node-cpu-share 0
 expect_error "does not fit 2 nodes" bench reclaim --nodes 2 --gang-pods 3
 expect_error "blocker" bench reclaim --nodes 20 --gang-pods 2 --cycles 1 --json blocker/out.json
 # The replay benchmark: a row per policy, in the order given; a bad name refused before any run.

@@ -145,6 +145,40 @@ TEST(SyntheticWorld, StopsWhenTheClusterIsFull) {
   EXPECT_EQ(world.pending_pods, spec.pending_pods);
 }
 
+// Nodes with a share of the default's CPU: every pod still fits a node its GPU models allow, and
+// at 0.6 the pods, filling the GPUs, ask more CPU than the cluster has.
+TEST(SyntheticWorld, NodesWithLessCpuMakeCpuRunOutFirst) {
+  auto cpu_asked_share = [](const SyntheticWorld& world) {
+    int64_t cpu = 0;
+    for (const NodeSpec& node : world.cluster->nodes) cpu += node.allocatable.cpu_milli;
+    return world.mix.cpu_per_gpu_milli() * static_cast<double>(world.cluster->gpu_capacity_milli()) /
+           static_cast<double>(cpu);
+  };
+  const SyntheticWorld plain = make_synthetic_world(small_spec());
+  SyntheticSpec spec = small_spec();
+  spec.node_cpu_share = 0.6;
+  const SyntheticWorld scarce = make_synthetic_world(spec);
+  ASSERT_EQ(scarce.cluster->nodes.size(), plain.cluster->nodes.size());
+  for (size_t i = 0; i < plain.cluster->nodes.size(); ++i) {
+    const int64_t cores = plain.cluster->nodes[i].allocatable.cpu_milli / 1000;
+    EXPECT_EQ(scarce.cluster->nodes[i].allocatable.cpu_milli, std::llround(cores * 0.6) * 1000);
+  }
+  EXPECT_LT(cpu_asked_share(plain), 1);
+  EXPECT_GT(cpu_asked_share(scarce), 1.1);
+  for (const SyntheticWorkload& workload : scarce.workloads) {
+    for (const PodSpec& pod : workload.spec.pods) {
+      bool fits_some_node = false;
+      for (const NodeSpec& node : scarce.cluster->nodes) {
+        fits_some_node |= pod.request.fits_in(node.allocatable) && pod.allowed_models.allows(node.gpus.front().model);
+      }
+      EXPECT_TRUE(fits_some_node) << workload.spec.name;
+    }
+  }
+  Result<LoadedWorld> loaded = load_world(scarce, "tessera");
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_TRUE(all_invariants(*loaded).empty());
+}
+
 TEST(SyntheticWorld, QueuesDeserveTheClusterUnevenly) {
   const SyntheticWorld world = make_synthetic_world(small_spec());
   Result<QueueTree> tree = QueueTree::build(world.queues, world.resources);

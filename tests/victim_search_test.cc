@@ -3,6 +3,7 @@
 // same order, and give the same reasons for what still waits.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
 
 #include "scheduler/cycle.h"
@@ -62,6 +63,23 @@ void expect_same_decisions(const CycleResult& pruned, const CycleResult& plain, 
   }
 }
 
+// One synthetic world's cycle, pruned and plain, compared; the plain one's evictions by action.
+std::array<int, kActionCount> evictions_if_same(const SyntheticSpec& spec) {
+  const SyntheticWorld world = make_synthetic_world(spec);
+  Result<LoadedWorld> pruned_world = load_world(world, "tessera");
+  Result<LoadedWorld> plain_world = load_world(world, "tessera");
+  EXPECT_TRUE(pruned_world.ok() && plain_world.ok());
+  if (!pruned_world.ok() || !plain_world.ok()) return {};
+  Result<CycleResult> pruned = run_cycle(pruned_world->inputs(), CycleOptions{});
+  Result<CycleResult> plain = run_cycle(plain_world->inputs(), unpruned());
+  EXPECT_TRUE(pruned.ok() && plain.ok());
+  if (!pruned.ok() || !plain.ok()) return {};
+  expect_same_decisions(*pruned, *plain, *plain_world->queues, fmt::format("seed {}", spec.seed));
+  std::array<int, kActionCount> evictions{};
+  for (int action = 0; action < kActionCount; ++action) evictions[action] = plain->actions[action].evictions;
+  return evictions;
+}
+
 // The benchmark's worlds, small: full clusters, queues far above and below their share,
 // gangs, fractions, elastic workloads, notebooks, three priorities.
 TEST(VictimSearch, PruningDecidesAsThePlainSearchOnSyntheticClusters) {
@@ -73,21 +91,34 @@ TEST(VictimSearch, PruningDecidesAsThePlainSearchOnSyntheticClusters) {
     spec.pending_pods = spec.nodes * 25;
     spec.running_pods = spec.nodes * (seed % 3 == 0 ? 7 : 12);  // full, or room left
     spec.seed = seed;
-    const SyntheticWorld world = make_synthetic_world(spec);
-    Result<LoadedWorld> pruned_world = load_world(world, "tessera");
-    Result<LoadedWorld> plain_world = load_world(world, "tessera");
-    ASSERT_TRUE(pruned_world.ok() && plain_world.ok());
-    Result<CycleResult> pruned = run_cycle(pruned_world->inputs(), CycleOptions{});
-    Result<CycleResult> plain = run_cycle(plain_world->inputs(), unpruned());
-    ASSERT_TRUE(pruned.ok() && plain.ok());
-    expect_same_decisions(*pruned, *plain, *plain_world->queues, fmt::format("seed {}", seed));
+    const std::array<int, kActionCount> evictions = evictions_if_same(spec);
     if (::testing::Test::HasFatalFailure()) return;
-    reclaimed += plain->actions[static_cast<int>(Action::kReclaim)].evictions;
-    preempted += plain->actions[static_cast<int>(Action::kPreempt)].evictions;
+    reclaimed += evictions[static_cast<int>(Action::kReclaim)];
+    preempted += evictions[static_cast<int>(Action::kPreempt)];
   }
   // The worlds make the searches work: many victims taken by both actions.
   EXPECT_GT(reclaimed, 300);
   EXPECT_GT(preempted, 20);
+}
+
+// The same where CPU runs out before GPUs do (the nodes' CPU cut to 0.5–0.7 of the default's):
+// most nodes have a pod's GPUs free, and the search passes over those whose victims it may take
+// cannot free the pod's CPU.
+TEST(VictimSearch, PruningDecidesAsThePlainSearchWhereCpuRunsOutFirst) {
+  int reclaimed = 0;
+  for (uint64_t seed = 11; seed <= 19; ++seed) {
+    SyntheticSpec spec;
+    spec.nodes = static_cast<int>(30 + 15 * (seed % 4));
+    spec.queues = static_cast<int>(6 + 5 * (seed % 3));
+    spec.pending_pods = spec.nodes * 25;
+    spec.running_pods = spec.nodes * 12;
+    spec.seed = seed;
+    spec.node_cpu_share = 0.5 + 0.1 * static_cast<double>(seed % 3);
+    const std::array<int, kActionCount> evictions = evictions_if_same(spec);
+    if (::testing::Test::HasFatalFailure()) return;
+    reclaimed += evictions[static_cast<int>(Action::kReclaim)];
+  }
+  EXPECT_GT(reclaimed, 300);
 }
 
 int draw(std::mt19937_64& random, int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); }
@@ -110,12 +141,20 @@ WorkloadShape drawn_shape(std::mt19937_64& random, int gpus_per_node) {
   return shape;
 }
 
+// Where CPU runs out first: pods ask 1 to 6 cores and nodes have 3 per GPU; some workloads of
+// several GPU pods have a launcher that asks for none.
+struct CpuDraw {
+  bool scarce = false;
+  int64_t node_cpu_milli(int gpus_per_node) const { return scarce ? 3000 * gpus_per_node : 32000; }
+};
+
 // Two copies of one world through many cycles, one pruned and one not, fed the same arrivals
-// and departures: queues borrow and are reclaimed from, priorities preempt, gangs move.
-TEST(VictimSearch, PruningDecidesAsThePlainSearchThroughRandomCycles) {
-  std::mt19937_64 random(20261126);
+// and departures: queues borrow and are reclaimed from, priorities preempt, gangs move. Returns
+// the evictions.
+int run_random_cycles(uint64_t seed, int worlds, CpuDraw cpu) {
+  std::mt19937_64 random(seed);
   int evictions = 0;
-  for (int world_index = 0; world_index < 150; ++world_index) {
+  for (int world_index = 0; world_index < worlds; ++world_index) {
     const int gpus_per_node = 1 << draw(random, 1, 3);
     const int nodes = draw(random, 2, 16);
     const double capacity = nodes * gpus_per_node;
@@ -134,15 +173,20 @@ TEST(VictimSearch, PruningDecidesAsThePlainSearchThroughRandomCycles) {
         leaves.push_back(queues.back().name);
       }
     }
-    SchedulerWorld pruned(testing::uniform_cluster(nodes, gpus_per_node, 32000), queues, "tessera");
-    SchedulerWorld plain(testing::uniform_cluster(nodes, gpus_per_node, 32000), queues, "tessera");
+    const int64_t node_cpu = cpu.node_cpu_milli(gpus_per_node);
+    SchedulerWorld pruned(testing::uniform_cluster(nodes, gpus_per_node, node_cpu), queues, "tessera");
+    SchedulerWorld plain(testing::uniform_cluster(nodes, gpus_per_node, node_cpu), queues, "tessera");
     double now = 0;
     for (int cycle = 0; cycle < 6; ++cycle) {
       const int arrivals = draw(random, 0, 3 * nodes);
       for (int a = 0; a < arrivals; ++a) {
         const std::string name = fmt::format("w{}-{}", cycle, a);
         const std::string& leaf = leaves[static_cast<size_t>(draw(random, 0, static_cast<int>(leaves.size()) - 1))];
-        const WorkloadShape shape = drawn_shape(random, gpus_per_node);
+        WorkloadShape shape = drawn_shape(random, gpus_per_node);
+        if (cpu.scarce) {
+          shape.cpu_milli = 1000 * draw(random, 1, 6);
+          shape.cpu_only_first = shape.pods > 1 && draw(random, 0, 2) == 0;
+        }
         pruned.submit(name, leaf, shape, now);
         plain.submit(name, leaf, shape, now);
       }
@@ -154,12 +198,20 @@ TEST(VictimSearch, PruningDecidesAsThePlainSearchThroughRandomCycles) {
       const CycleResult with = pruned.cycle(now);
       const CycleResult without = plain.cycle(now, unpruned());
       expect_same_decisions(with, without, plain.tree(), fmt::format("world {} cycle {}", world_index, cycle));
-      if (::testing::Test::HasFatalFailure()) return;
+      if (::testing::Test::HasFatalFailure()) return evictions;
       evictions += static_cast<int>(without.evictions.size());
       now += 20;
     }
   }
-  EXPECT_GT(evictions, 1000);
+  return evictions;
+}
+
+TEST(VictimSearch, PruningDecidesAsThePlainSearchThroughRandomCycles) {
+  EXPECT_GT(run_random_cycles(20261126, 150, CpuDraw{}), 1000);
+}
+
+TEST(VictimSearch, PruningDecidesAsThePlainSearchThroughRandomCyclesWhereCpuRunsOutFirst) {
+  EXPECT_GT(run_random_cycles(20261128, 100, CpuDraw{.scarce = true}), 500);
 }
 
 // The search stops before its hundred candidates once no node could beat the best one's victims

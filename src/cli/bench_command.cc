@@ -444,8 +444,15 @@ int run_cycle_bench(const CycleBenchOptions& options) {
   const ClusterSpec& cluster = *world.cluster;
   int a100_nodes = 0;
   const GpuModelId a100 = cluster.models.find("A100").value_or(GpuModelId{255});
-  for (const NodeSpec& node : cluster.nodes) a100_nodes += !node.gpus.empty() && node.gpus.front().model == a100;
+  int64_t cpu_capacity_milli = 0;
+  for (const NodeSpec& node : cluster.nodes) {
+    a100_nodes += !node.gpus.empty() && node.gpus.front().model == a100;
+    cpu_capacity_milli += node.allocatable.cpu_milli;
+  }
   const int64_t gpus = cluster.gpu_capacity_milli() / kMilliPerGpu;
+  // What the pods, filling the GPUs, ask of the CPU (above 1: CPU runs out first).
+  const double cpu_asked_share = world.mix.cpu_per_gpu_milli() * static_cast<double>(cluster.gpu_capacity_milli()) /
+                                 static_cast<double>(cpu_capacity_milli);
   const double running_gpus = static_cast<double>(world.running_gpu_milli) / kMilliPerGpu;
   const double pending_gpus = static_cast<double>(world.pending_gpu_milli) / kMilliPerGpu;
 
@@ -454,6 +461,8 @@ int run_cycle_bench(const CycleBenchOptions& options) {
   const int h100_nodes = options.world.nodes - a100_nodes;
   fmt::print("  cluster:  {} nodes × 8 GPUs = {} GPUs ({} H100 node{}, {} A100)\n", thousands(options.world.nodes),
              thousands(gpus), thousands(h100_nodes), h100_nodes == 1 ? "" : "s", thousands(a100_nodes));
+  fmt::print("  cpu:      {} cores; the pods, filling the GPUs, would ask {:.2f} times that{}\n",
+             thousands(cpu_capacity_milli / 1000), cpu_asked_share, cpu_asked_share > 1 ? " (CPU runs out first)" : "");
   fmt::print("  queues:   {} projects in {} departments\n", thousands(options.world.queues), world.departments);
   if (!cluster.topologies.empty()) {
     fmt::print("  topology: {} (multi-pod gangs within one block, one rack preferred)\n",
@@ -500,6 +509,9 @@ int run_cycle_bench(const CycleBenchOptions& options) {
        {{"nodes", options.world.nodes},
         {"topology_levels", options.world.topology_levels},
         {"gpus", gpus},
+        {"node_cpu_share", options.world.node_cpu_share},
+        {"cpu_cores", cpu_capacity_milli / 1000},
+        {"cpu_asked_share", std::round(cpu_asked_share * 1e4) / 1e4},
         {"h100_nodes", options.world.nodes - a100_nodes},
         {"a100_nodes", a100_nodes}}},
       {"queues", {{"projects", options.world.queues}, {"departments", world.departments}}},
@@ -660,6 +672,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                    "Topology levels (zone, block, rack, host: the first N); gangs then need one block and prefer "
                    "one rack")
       ->check(CLI::Range(0, 4))
+      ->capture_default_str();
+  cycle
+      ->add_option("--node-cpu-share", cycle_options->world.node_cpu_share,
+                   "Nodes' CPU as a share of 128 cores (H100 nodes) and 96 (A100); at 0.7 or less CPU runs out "
+                   "before GPUs do")
+      ->check(CLI::Range(0.05, 4.0))
       ->capture_default_str();
   add_timing_options(cycle, cycle_options->cycles, cycle_options->world.seed, cycle_options->policy,
                      cycle_options->json_path);

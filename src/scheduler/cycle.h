@@ -63,9 +63,10 @@ struct CycleOptions {
   // statement) to gather the room it frees for a pod that needs it on one node.
   bool reclaim_moves = true;
   // The victim search passes over nodes whose victims, as they stand now, cannot free the GPUs a
-  // pod needs without costing more than the best node found so far (VictimGpus): the same
-  // decisions, found sooner. Off, it reads only what the action's victims held when it began, as
-  // the search did before; tests compare the two.
+  // pod needs without costing more than the best node found so far (VictimGpus), or whose victims
+  // it may take could not free the pod's CPU and memory: the same decisions, found sooner. Off, it
+  // reads only what the action's victims held of GPUs when it began, as the search did before;
+  // tests compare the two.
   bool prune_victim_search = true;
 };
 

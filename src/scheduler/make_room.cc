@@ -341,7 +341,7 @@ class RoomSearch {
   bool may_free_as_indexed(NodeIndex node, int64_t short_by) const {
     if (victims_.gpus_held_on(node) < short_by) return false;
     int64_t reachable = 0;
-    for (const VictimIndex::QueueGpus& held : victims_.gpus_by_queue_on(node)) {
+    for (const VictimIndex::QueueHolds& held : victims_.held_by_queue_on(node)) {
       // No unit larger than what its queue may lose can be taken.
       const int64_t cap = reach_cap_[held.queue];
       const int64_t take = std::min(held.gpu_milli, cap);
@@ -521,8 +521,12 @@ class RoomSearch {
     checked_gpu_milli_ = -1;
     const bool only_queue_nodes = quest.only_queue_nodes();
     auto visit = [&](NodeIndex node) {  // true: the search is over
-      if (skip_unless && !has_bit(skip_unless, node) && (only_queue_nodes || cluster.gpu_free_milli(node) < quest.need))
-        return false;
+      if (skip_unless && !has_bit(skip_unless, node)) {
+        if (only_queue_nodes || cluster.gpu_free_milli(node) < quest.need) return false;
+        // No unit holding GPUs here may be taken (none of the givers' within the ceiling): only
+        // units whose pods here hold none can be, and without them the node cannot serve.
+        if (by_gpu_nodes && !fits_beside_pods_without_gpus(cluster, node, quest.pod)) return false;
+      }
       if (!may_serve(cluster, node, quest, best)) return false;
       if (!choose_victims(cluster, node, quest, best, choice)) return false;
       if (moves) move_together(choice);
@@ -542,12 +546,15 @@ class RoomSearch {
         if (visit(node)) break;
       }
     } else if (skip_unless && (quest.need > 0 || only_queue_nodes)) {
-      // Only nodes of skip_unless or (for a GPU pod) with GPUs free can pass visit's first check:
-      // the others are passed over a word of nodes at a time.
+      // Only nodes of skip_unless or (for a GPU pod) with GPUs free can pass visit's first check,
+      // and of the latter, by the givers' GPUs, only those with pods without GPUs: the others are
+      // passed over a word of nodes at a time.
       const uint64_t* free_gpus = quest.need > 0 ? cluster.nodes_with_free_gpus() : nullptr;
+      const uint64_t* without_gpus = by_gpu_nodes ? victims_.nodes_held_without_gpus() : nullptr;
       auto visit_marked = [&](size_t from, size_t to) {
         for (size_t word = from / 64; word * 64 < to; ++word) {
-          uint64_t bits = skip_unless[word] | (free_gpus ? free_gpus[word] : 0);
+          uint64_t bits = skip_unless[word] |
+                          (free_gpus ? free_gpus[word] & (without_gpus ? without_gpus[word] : ~uint64_t{0}) : 0);
           if (word * 64 < from) bits &= ~uint64_t{0} << (from % 64);
           if (to < word * 64 + 64) bits &= (uint64_t{1} << (to % 64)) - 1;
           for (; bits != 0; bits &= bits - 1) {
@@ -630,12 +637,49 @@ class RoomSearch {
   }
 
   // The cheap checks, before any victim is looked at: the node holds units, evicting every unit
-  // of the queues that may give (none costlier than `best`) could free the GPUs the pod needs,
-  // it has the devices, the pod may run there, and the pod's pass admits its reservation.
+  // of the queues that may give (none costlier than `best`) could free the GPUs the pod needs
+  // and (pruning) its CPU and memory, it has the devices, the pod may run there, and the pod's
+  // pass admits its reservation.
   bool may_serve(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest, const NodeChoice& best) {
     if (victims_.on_node(node).empty()) return false;
     if (quest.need > 0 && !may_free(cluster, node, quest, best)) return false;
+    if (context_.options().prune_victim_search && !may_free_resources(cluster, node, quest)) return false;
     return may_host(cluster, node, quest);
+  }
+
+  // Whether the node holds pods without GPUs of units that may be victims, and the pod's CPU and
+  // memory fit the node's free ones with what those pods hold (VictimIndex::held_without_gpus_on).
+  bool fits_beside_pods_without_gpus(const ClusterState& cluster, NodeIndex node, const PodSpec& pod) const {
+    if (!has_bit(victims_.nodes_held_without_gpus(), node)) return false;
+    Resources reachable = cluster.node_state(node).free;
+    reachable += victims_.held_without_gpus_on(node);
+    return pod.request.fits_in(reachable);
+  }
+
+  // Whether the units the search may take on the node, with its free CPU and memory, could make
+  // room for the pod's CPU and memory (bounded from above as indexed: VictimIndex::held_by_queue_on).
+  // Where CPU runs out before GPUs do, most nodes have the pod's GPUs free, and on most of them
+  // nothing the search may take frees the CPU: choose_victims would go through all their units.
+  bool may_free_resources(const ClusterState& cluster, NodeIndex node, const NodeQuest& quest) const {
+    const Resources& free = cluster.node_state(node).free;
+    if (quest.pod.request.fits_in(free)) return true;
+    Resources reachable = free;
+    if (quest.moves) {
+      reachable += victims_.resources_held_on(node);  // what the rule may not take may move
+      return quest.pod.request.fits_in(reachable);
+    }
+    // A queue that may give nothing gives only units that hold none of the key resources: for a
+    // GPU workload, units without GPUs (of any queue); otherwise units that hold no CPU or memory,
+    // which free none. Units holding GPUs are taken only within what their queue may lose of them
+    // (take_cap_, for a GPU workload) and the budget: past it choose_victims turns the node down.
+    const bool gpu_key = quest.key_mask == VictimIndex::kHoldsGpu;
+    if (gpu_key) reachable += victims_.held_without_gpus_on(node);
+    for (const VictimIndex::QueueHolds& held : victims_.held_by_queue_on(node)) {
+      if (!accepted_flag_[held.queue]) continue;
+      if (!gpu_key) reachable += held.without_gpus;
+      if (held.smallest_gpu_unit_milli <= (gpu_key ? take_cap_[held.queue] : quest.budget)) reachable += held.with_gpus;
+    }
+    return quest.pod.request.fits_in(reachable);
   }
 
   // Whether the pod may run on the node at all: it has the devices, the pod's selectors admit it,

@@ -27,6 +27,7 @@ VictimIndex::VictimIndex(CycleContext& context, std::span<const double> min_runt
   whole_unit_of_.assign(workloads.size(), -1);
   all_units_.resize(node_count, context.tree().size());
   units_without_gpus_.resize(node_count, context.tree().size());
+  held_without_gpus_.assign(node_count, Resources{});
   members_start_.push_back(0);
   min_priority_ = INT_MAX;
   for (WorkloadId id : workloads.active()) {
@@ -62,9 +63,10 @@ void VictimIndex::index_by_node(size_t node_count) {
   placed_ = {};
   node_units_.reserve(placed_by_node.size());
   node_units_start_.reserve(node_count + 1);
-  gpus_by_queue_.reserve(placed_by_node.size());
-  gpus_by_queue_start_.reserve(node_count + 1);
+  held_by_queue_.reserve(placed_by_node.size());
+  held_by_queue_start_.reserve(node_count + 1);
   gpus_held_.assign(node_count, 0);
+  resources_held_.assign(node_count, Resources{});
   for (size_t node = 0; node < node_count; ++node) {
     const auto begin = placed_by_node.begin() + static_cast<std::ptrdiff_t>(start[node]);
     const auto end = placed_by_node.begin() + static_cast<std::ptrdiff_t>(start[node + 1]);
@@ -76,20 +78,35 @@ void VictimIndex::index_by_node(size_t node_count) {
     }
     std::sort(node_units_.begin() + static_cast<std::ptrdiff_t>(first_unit), node_units_.end(),
               [&](uint32_t a, uint32_t b) { return victim_order(units_[a], units_[b]); });
-    // Its GPUs per queue, by queue.
-    gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+    // What it holds per queue, by queue.
+    held_by_queue_start_.push_back(held_by_queue_.size());
     std::sort(begin, end, [](const PlacedPod& a, const PlacedPod& b) { return a.queue < b.queue; });
     for (auto placed = begin; placed != end; ++placed) {
-      if (placed == begin || gpus_by_queue_.back().queue != placed->queue)
-        gpus_by_queue_.push_back(QueueGpus{placed->queue, 0, placed->unit_gpu_milli});
-      QueueGpus& sum = gpus_by_queue_.back();
+      if (placed == begin || held_by_queue_.back().queue != placed->queue) {
+        QueueHolds& first = held_by_queue_.emplace_back();
+        first.queue = placed->queue;
+        first.smallest_unit_milli = placed->unit_gpu_milli;
+      }
+      QueueHolds& sum = held_by_queue_.back();
       sum.smallest_unit_milli = std::min(sum.smallest_unit_milli, placed->unit_gpu_milli);
       sum.gpu_milli += placed->gpu_milli;
+      if (placed->unit_gpu_milli > 0) {
+        sum.with_gpus += placed->resources;
+        sum.smallest_gpu_unit_milli = std::min(sum.smallest_gpu_unit_milli, placed->unit_gpu_milli);
+      } else {
+        sum.without_gpus += placed->resources;
+      }
       gpus_held_[node] += placed->gpu_milli;
+      resources_held_[node] += placed->resources;
     }
   }
   node_units_start_.push_back(node_units_.size());
-  gpus_by_queue_start_.push_back(gpus_by_queue_.size());
+  held_by_queue_start_.push_back(held_by_queue_.size());
+  nodes_held_without_gpus_.assign((node_count + 63) / 64, 0);
+  for (size_t node = 0; node < node_count; ++node) {
+    const Resources& held = held_without_gpus_[node];
+    if (held.cpu_milli > 0 || held.memory_bytes > 0) nodes_held_without_gpus_[node / 64] |= uint64_t{1} << (node % 64);
+  }
 }
 
 uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, VictimUnit victim) {
@@ -121,9 +138,12 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
     const Binding& binding = *cluster.binding(pod);
     all_units_.add(workload.queue, binding.node);
     if (unit.gpu_milli == 0) units_without_gpus_.add(workload.queue, binding.node);
-    // An extra is also in its workload's whole unit: count its GPUs once.
+    // An extra is also in its workload's whole unit: count what it holds once.
     const int64_t counted_milli = victim.whole() ? binding.gpu_milli() : 0;
-    placed_.push_back({binding.node, index, static_cast<uint32_t>(workload.queue), counted_milli, unit.gpu_milli});
+    const Resources& request = cluster.pod(pod).request;
+    placed_.push_back({binding.node, index, static_cast<uint32_t>(workload.queue), counted_milli, unit.gpu_milli,
+                       victim.whole() ? request : Resources{}});
+    if (binding.gpu_milli() == 0) held_without_gpus_[static_cast<size_t>(binding.node)] += request;
     gpus_.add(binding.node, workload.queue, unit.priority, counted_milli, unit.gpu_milli);
   }
   min_priority_ = std::min(min_priority_, unit.priority);

@@ -43,20 +43,31 @@ class VictimIndex {
     return {node_units_.data() + node_units_start_[index], node_units_start_[index + 1] - node_units_start_[index]};
   }
   // Per node and leaf queue with units there, by queue: the GPUs (milli) they hold on the node,
-  // and the GPUs of the smallest of those units (on all its nodes). As indexed: gone units still
-  // count, so these bound from above what eviction can free.
-  struct QueueGpus {
+  // and the GPUs of the smallest of those units (on all its nodes); the CPU and memory their pods
+  // hold there, of units that hold GPUs and of the others, and the GPUs of the smallest unit that
+  // holds any (INT64_MAX: none). As indexed: gone units still count (what they held is free now,
+  // or counted twice), so these bound from above what eviction can free.
+  struct QueueHolds {
     QueueIndex queue = 0;
     int64_t gpu_milli = 0;
     int64_t smallest_unit_milli = 0;
+    Resources with_gpus;
+    Resources without_gpus;
+    int64_t smallest_gpu_unit_milli = INT64_MAX;
   };
-  std::span<const QueueGpus> gpus_by_queue_on(NodeIndex node) const {
+  std::span<const QueueHolds> held_by_queue_on(NodeIndex node) const {
     const auto index = static_cast<size_t>(node);
-    return {gpus_by_queue_.data() + gpus_by_queue_start_[index],
-            gpus_by_queue_start_[index + 1] - gpus_by_queue_start_[index]};
+    return {held_by_queue_.data() + held_by_queue_start_[index],
+            held_by_queue_start_[index + 1] - held_by_queue_start_[index]};
   }
-  // Their sum over every queue on the node: what evicting all of them could free at most.
+  // Their GPUs summed over every queue on the node: what evicting all of them could free at most.
   int64_t gpus_held_on(NodeIndex node) const { return gpus_held_[static_cast<size_t>(node)]; }
+  // The same of CPU and memory; and the CPU and memory held on the node by the pods of any queue's
+  // units that hold no GPU there (as indexed; an elastic extra's pod may count twice, with its
+  // whole unit), and the nodes where they hold any, as bits (word node / 64, bit node % 64).
+  const Resources& resources_held_on(NodeIndex node) const { return resources_held_[static_cast<size_t>(node)]; }
+  const Resources& held_without_gpus_on(NodeIndex node) const { return held_without_gpus_[static_cast<size_t>(node)]; }
+  const uint64_t* nodes_held_without_gpus() const { return nodes_held_without_gpus_.data(); }
   // Per domain of a topology level (TopologyDomains): gpus_held_on summed over its nodes. As
   // indexed, so fixed for the index's life: summed once per level asked.
   const std::vector<int64_t>& gpus_held_in(const TopologyDomains& domains, int topology, int level);
@@ -114,7 +125,7 @@ class VictimIndex {
 
  private:
   uint32_t add_unit(CycleContext& context, const Workload& workload, VictimUnit victim);
-  // From placed_: node_units_, gpus_by_queue_ (each node's by queue) and gpus_held_.
+  // From placed_: node_units_, held_by_queue_ (each node's by queue), gpus_held_ and resources_held_.
   void index_by_node(size_t node_count);
   // Per leaf queue, the nodes of some of its units, and their union over the queues last asked.
   class QueueNodes {
@@ -163,9 +174,12 @@ class VictimIndex {
   QueueNodes all_units_;
   QueueNodes units_without_gpus_;
   // One flat array, node after node (scanned for every node a search visits).
-  std::vector<QueueGpus> gpus_by_queue_;
-  std::vector<size_t> gpus_by_queue_start_;  // per node, and one past the last
-  std::vector<int64_t> gpus_held_;           // per node
+  std::vector<QueueHolds> held_by_queue_;
+  std::vector<size_t> held_by_queue_start_;   // per node, and one past the last
+  std::vector<int64_t> gpus_held_;            // per node
+  std::vector<Resources> resources_held_;     // per node
+  std::vector<Resources> held_without_gpus_;  // per node
+  std::vector<uint64_t> nodes_held_without_gpus_;
   VictimGpus gpus_;
   std::vector<int32_t> whole_unit_of_;  // per workload: index of its whole unit, or -1
   std::unordered_map<WorkloadId, std::vector<uint32_t>> extras_of_;
@@ -180,6 +194,7 @@ class VictimIndex {
     uint32_t queue = 0;
     int64_t gpu_milli = 0;       // counted on the node (0 for an extra's pod, counted with its whole unit)
     int64_t unit_gpu_milli = 0;  // the unit's, on all its nodes
+    Resources resources;         // the pod's CPU and memory, counted as gpu_milli is
   };
   std::vector<PlacedPod> placed_;
   // add_unit's scratch: the unit's pods and what they hold.

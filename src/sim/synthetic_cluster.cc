@@ -107,15 +107,23 @@ class Random {
   std::mt19937_64 engine_;
 };
 
-struct Models {
+// The two kinds of node: their GPU models, and their CPU (SyntheticSpec::node_cpu_share of the
+// default's 128 and 96 cores, in whole cores).
+struct NodeKinds {
   GpuModelId h100 = 0;
   GpuModelId a100 = 0;
+  int64_t h100_cpu_milli = 128000;
+  int64_t a100_cpu_milli = 96000;
+
+  explicit NodeKinds(double cpu_share = 1)
+      : h100_cpu_milli(std::max<int64_t>(1, std::llround(128 * cpu_share)) * 1000),
+        a100_cpu_milli(std::max<int64_t>(1, std::llround(96 * cpu_share)) * 1000) {}
 };
 
-std::shared_ptr<ClusterSpec> make_cluster(int nodes, double a100_fraction, Random& random, Models& models) {
+std::shared_ptr<ClusterSpec> make_cluster(int nodes, double a100_fraction, Random& random, NodeKinds& kinds) {
   auto cluster = std::make_shared<ClusterSpec>();
-  models.h100 = *cluster->models.intern("H100");
-  models.a100 = *cluster->models.intern("A100");
+  kinds.h100 = *cluster->models.intern("H100");
+  kinds.a100 = *cluster->models.intern("A100");
   cluster->nodes.reserve(static_cast<size_t>(nodes));
   int h100_count = 0;
   int a100_count = 0;
@@ -123,21 +131,26 @@ std::shared_ptr<ClusterSpec> make_cluster(int nodes, double a100_fraction, Rando
     const bool a100 = random.chance(a100_fraction);
     NodeSpec node;
     node.name = a100 ? fmt::format("a100-{:05}", a100_count++) : fmt::format("h100-{:05}", h100_count++);
-    node.allocatable = a100 ? Resources{96000, 768 * kGiB} : Resources{128000, 1024 * kGiB};
-    node.gpus.assign(kGpusPerNode, GpuDevice{a100 ? models.a100 : models.h100, 80 * kGiB});
+    node.allocatable =
+        a100 ? Resources{kinds.a100_cpu_milli, 768 * kGiB} : Resources{kinds.h100_cpu_milli, 1024 * kGiB};
+    node.gpus.assign(kGpusPerNode, GpuDevice{a100 ? kinds.a100 : kinds.h100, 80 * kGiB});
     node.labels = {{"tessera.dev/pool", a100 ? "a100" : "h100"}};
     cluster->nodes.push_back(std::move(node));
   }
   return cluster;
 }
 
-PodSpec shape_pod(PodShape shape, const Models& models) {
+PodSpec shape_pod(PodShape shape, const NodeKinds& kinds) {
   const ShapeRequest& request = kShapes[static_cast<size_t>(shape)];
   PodSpec pod;
-  pod.request = {request.cpu_cores * 1000, request.memory_gib * kGiB};
+  // Nodes with less CPU than the default's: a pod asks at most the CPU of the smallest node its
+  // GPU models allow (a whole-node pod, the whole node), so that every shape still fits somewhere.
+  const int64_t most_cpu =
+      request.h100_only ? kinds.h100_cpu_milli : std::min(kinds.h100_cpu_milli, kinds.a100_cpu_milli);
+  pod.request = {std::min(request.cpu_cores * 1000, most_cpu), request.memory_gib * kGiB};
   if (request.whole_gpus > 0) pod.gpu = GpuRequest::whole(request.whole_gpus);
   if (request.portion_milli > 0) pod.gpu = GpuRequest::portion(request.portion_milli);
-  if (request.h100_only) pod.allowed_models.add(models.h100);
+  if (request.h100_only) pod.allowed_models.add(kinds.h100);
   return pod;
 }
 
@@ -284,7 +297,7 @@ int pending_priority(Random& random) {
 }
 
 WorkloadSpec make_workload(const WorkloadDraw& kind, const std::string& queue, int64_t number, int priority,
-                           const Models& models) {
+                           const NodeKinds& kinds) {
   WorkloadSpec spec;
   spec.name = fmt::format("w{}", number);
   spec.queue = queue;
@@ -292,7 +305,7 @@ WorkloadSpec make_workload(const WorkloadDraw& kind, const std::string& queue, i
   spec.priority = priority;
   spec.preemptible = !kind.interactive;
   spec.min_member = kind.min_member;
-  PodSpec pod = shape_pod(kind.shape, models);
+  PodSpec pod = shape_pod(kind.shape, kinds);
   pod.priority = priority;
   pod.preemptible = spec.preemptible;
   spec.pods.reserve(static_cast<size_t>(kind.pods));
@@ -350,11 +363,11 @@ void constrain_gangs(std::vector<SyntheticWorkload>& workloads, int levels) {
 
 SyntheticWorld make_synthetic_world(const SyntheticSpec& spec) {
   Random random(spec.seed);
-  Models models;
+  NodeKinds kinds(spec.node_cpu_share);
   SyntheticWorld world;
   world.now = kNow;
   world.resources = ResourceNames::standard();
-  auto labelled = make_cluster(std::max(spec.nodes, 1), kA100Fraction, random, models);
+  auto labelled = make_cluster(std::max(spec.nodes, 1), kA100Fraction, random, kinds);
   add_topology(*labelled, std::clamp(spec.topology_levels, 0, 4));
   world.cluster = std::move(labelled);
   const ClusterSpec& cluster = *world.cluster;
@@ -444,7 +457,7 @@ SyntheticWorld make_synthetic_world(const SyntheticSpec& spec) {
     const size_t leaf_position = random.pick(running_queue);
     const Leaf& leaf = leaves[leaf_position];
     const int priority = kind.interactive ? 300 : running_priority(random);
-    WorkloadSpec workload = make_workload(kind, world.queues[leaf.index].name, number, priority, models);
+    WorkloadSpec workload = make_workload(kind, world.queues[leaf.index].name, number, priority, kinds);
     const double gpus = workload_gpus(workload);
     if (leaf.gpu_limit && held_gpus[leaf_position] + gpus > *leaf.gpu_limit) {
       ++failures;
@@ -501,7 +514,7 @@ SyntheticWorld make_synthetic_world(const SyntheticSpec& spec) {
     const size_t leaf_position = random.pick(pending_queue);
     const Leaf& leaf = leaves[leaf_position];
     if (!arrived && kind->interactive &&
-        non_preemptible_gpus[leaf_position] + pod_gpus(shape_pod(kind->shape, models)) <= leaf.deserved_gpus) {
+        non_preemptible_gpus[leaf_position] + pod_gpus(shape_pod(kind->shape, kinds)) <= leaf.deserved_gpus) {
       kind = &kKinds[kSinglePodKind];
     }
     int priority = 300;
@@ -512,7 +525,7 @@ SyntheticWorld make_synthetic_world(const SyntheticSpec& spec) {
     SyntheticWorkload& pending = world.workloads.emplace_back();
     pending.queue = leaf.index;
     pending.submitted_at = arrived ? kNow - random.uniform(0, kMinute) : kNow - random.uniform(kMinute, kDay);
-    pending.spec = make_workload(*kind, world.queues[leaf.index].name, number++, priority, models);
+    pending.spec = make_workload(*kind, world.queues[leaf.index].name, number++, priority, kinds);
     pending.spec.arrival_seconds = pending.submitted_at;
     mix.add(pending.spec.pods.front(), kind->pods);
     ++world.pending_workloads;
@@ -536,11 +549,11 @@ Result<SyntheticWorld> make_reclaim_world(const ReclaimSpec& spec) {
                              spec.gpus_per_pod, spec.nodes, kGpusPerNode)};
   }
   Random random(spec.seed);
-  Models models;
+  NodeKinds kinds;
   SyntheticWorld world;
   world.now = kNow;
   world.resources = ResourceNames::standard();
-  world.cluster = make_cluster(spec.nodes, 0, random, models);
+  world.cluster = make_cluster(spec.nodes, 0, random, kinds);
   const ClusterSpec& cluster = *world.cluster;
   const int64_t capacity = int64_t{spec.nodes} * kGpusPerNode;
   const int64_t need = int64_t{spec.gang_pods} * spec.gpus_per_pod;
@@ -610,7 +623,7 @@ Result<SyntheticWorld> make_reclaim_world(const ReclaimSpec& spec) {
       running.running = true;
       running.started_at = kNow - random.uniform(1 * kHour, 48 * kHour);
       running.submitted_at = running.started_at - random.uniform(0, kHour);
-      running.spec = make_workload(kind, world.queues[queue].name, number++, random.chance(0.3) ? 50 : 100, models);
+      running.spec = make_workload(kind, world.queues[queue].name, number++, random.chance(0.3) ? 50 : 100, kinds);
       running.spec.arrival_seconds = running.submitted_at;
       Binding binding;
       binding.node = node;

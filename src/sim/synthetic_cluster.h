@@ -57,6 +57,10 @@ struct SyntheticSpec {
   // within one block (with 2 levels or more) and prefers one rack (3 or more). The same seed
   // draws the same world whatever the levels.
   int topology_levels = 0;
+  // The nodes' CPU as a share of the default's (128 cores an H100 node, 96 an A100 one), in
+  // whole cores; a pod asks at most the CPU of the smallest node its GPU models allow. At 0.7 or
+  // less the pods, filling the GPUs, ask more CPU than the cluster has: CPU runs out first.
+  double node_cpu_share = 1;
 };
 
 // What to reclaim for (`tessera bench reclaim`): a cluster whose every GPU runs a preemptible
