@@ -257,6 +257,34 @@ TEST(VictimSearch, ReclaimTakesTheSmallerVictimPastAnEqualOne) {
   EXPECT_TRUE(world.running(first) && world.running(second));
 }
 
+// Where the node's CPU, not its GPUs, stops the pod (a GPU is free there), reclaim frees the CPU
+// by taking one elastic extra of the borrowing queue: the search's bound on the CPU that victims
+// could free counts what the units of the queue hold on the node.
+TEST(VictimSearch, ReclaimFreesCpuWhereAGpuIsFreeByTakingAnExtra) {
+  SchedulerWorld world(testing::uniform_cluster(1, 5, 8000),
+                       {testing::gpu_queue("owed", "", 5), testing::gpu_queue("borrower", "", 0)}, "tessera");
+  WorkloadShape elastic;
+  elastic.pods = 4;
+  elastic.min_member = 1;
+  elastic.cpu_milli = 2000;  // four pods take the node's 8 cores and leave a GPU free
+  const WorkloadId borrowed = world.submit("elastic", "borrower", elastic);
+  world.cycle(0);
+  ASSERT_TRUE(world.running(borrowed));
+  for (PodId pod : world.workloads()[borrowed].pods) ASSERT_TRUE(world.cluster().binding(pod).has_value());
+  // Owed asks for 2 GPUs in all: the borrower keeps 3 and may lose one, an extra's.
+  WorkloadShape one;
+  one.cpu_milli = 2000;
+  const WorkloadId first = world.submit("first", "owed", one, 10);
+  const WorkloadId second = world.submit("second", "owed", one, 10);
+  const CycleResult result = world.cycle(10);
+  ASSERT_EQ(result.evictions.size(), 1u);
+  EXPECT_EQ(result.evictions.front().workload, borrowed);
+  EXPECT_FALSE(result.evictions.front().whole_workload);
+  EXPECT_EQ(result.evictions.front().action, Action::kReclaim);
+  EXPECT_TRUE(world.running(first));
+  EXPECT_FALSE(world.running(second));
+}
+
 // The nodes VictimGpus lists for the chosen givers are exactly those where a chosen queue's
 // units of the level hold GPUs now, and what it says they hold on a node within the first levels
 // is their sum, as counted from scratch, through random changes and choices.
