@@ -33,9 +33,10 @@ struct WorkloadShape {
   int min_member = -1;  // -1: all pods
   int priority = 0;
   bool preemptible = true;
-  double time_limit = 0;        // seconds; 0: none
-  int64_t cpu_milli = 1000;     // per pod
-  bool cpu_only_first = false;  // the first pod asks for no GPU: a launcher beside its workers
+  double time_limit = 0;         // seconds; 0: none
+  int64_t cpu_milli = 1000;      // per pod
+  bool cpu_only_first = false;   // the first pod asks for no GPU: a launcher beside its workers
+  bool cpu_only_extras = false;  // the pods beyond min_member ask for no GPU
 };
 
 class SchedulerWorld {
@@ -62,7 +63,7 @@ class SchedulerWorld {
                            ? GpuRequest::portion(shape.portion_milli)
                            : (shape.gpus_per_pod > 0 ? GpuRequest::whole(shape.gpus_per_pod) : GpuRequest::none());
       if (shape.gpu_memory > 0) gpu = GpuRequest::memory(shape.gpu_memory, shape.gpu_memory_limit);
-      if (shape.cpu_only_first && i == 0) gpu = GpuRequest::none();
+      if ((shape.cpu_only_first && i == 0) || (shape.cpu_only_extras && i >= spec.min_member)) gpu = GpuRequest::none();
       PodSpec pod_spec = pod(fmt::format("{}-p{}", name, i), shape.cpu_milli, gpu);
       pod_spec.priority = shape.priority;
       pod_spec.preemptible = shape.preemptible;

@@ -142,7 +142,7 @@ WorkloadShape drawn_shape(std::mt19937_64& random, int gpus_per_node) {
 }
 
 // Where CPU runs out first: pods ask 1 to 6 cores and nodes have 3 per GPU; some workloads of
-// several GPU pods have a launcher that asks for none.
+// several GPU pods have a launcher that asks for none, or elastic extras that ask for none.
 struct CpuDraw {
   bool scarce = false;
   int64_t node_cpu_milli(int gpus_per_node) const { return scarce ? 3000 * gpus_per_node : 32000; }
@@ -185,7 +185,9 @@ int run_random_cycles(uint64_t seed, int worlds, CpuDraw cpu) {
         WorkloadShape shape = drawn_shape(random, gpus_per_node);
         if (cpu.scarce) {
           shape.cpu_milli = 1000 * draw(random, 1, 6);
-          shape.cpu_only_first = shape.pods > 1 && draw(random, 0, 2) == 0;
+          const int mixed = shape.pods > 1 ? draw(random, 0, 3) : 0;
+          shape.cpu_only_first = mixed == 1;
+          shape.cpu_only_extras = mixed == 2;
         }
         pruned.submit(name, leaf, shape, now);
         plain.submit(name, leaf, shape, now);

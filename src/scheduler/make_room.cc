@@ -520,12 +520,16 @@ class RoomSearch {
     checked_top_ = INT_MIN;
     checked_gpu_milli_ = -1;
     const bool only_queue_nodes = quest.only_queue_nodes();
+    // Off the givers' GPU marks, what a GPU workload may take holds no GPU there (for another,
+    // units of any queue holding no CPU or memory may be taken too).
+    const bool by_gpus_only = by_gpu_nodes && quest.key_mask == VictimIndex::kHoldsGpu;
     auto visit = [&](NodeIndex node) {  // true: the search is over
       if (skip_unless && !has_bit(skip_unless, node)) {
         if (only_queue_nodes || cluster.gpu_free_milli(node) < quest.need) return false;
-        // No unit holding GPUs here may be taken (none of the givers' within the ceiling): only
-        // units whose pods here hold none can be, and without them the node cannot serve.
-        if (by_gpu_nodes && !fits_beside_pods_without_gpus(cluster, node, quest.pod)) return false;
+        // No unit holding GPUs here may be taken (none of the givers' within the ceiling): for a
+        // GPU workload only units whose pods here hold none can be, and without them the node
+        // cannot serve.
+        if (by_gpus_only && !fits_beside_pods_without_gpus(cluster, node, quest.pod)) return false;
       }
       if (!may_serve(cluster, node, quest, best)) return false;
       if (!choose_victims(cluster, node, quest, best, choice)) return false;
@@ -550,7 +554,7 @@ class RoomSearch {
       // and of the latter, by the givers' GPUs, only those with pods without GPUs: the others are
       // passed over a word of nodes at a time.
       const uint64_t* free_gpus = quest.need > 0 ? cluster.nodes_with_free_gpus() : nullptr;
-      const uint64_t* without_gpus = by_gpu_nodes ? victims_.nodes_held_without_gpus() : nullptr;
+      const uint64_t* without_gpus = by_gpus_only ? victims_.nodes_held_without_gpus() : nullptr;
       auto visit_marked = [&](size_t from, size_t to) {
         for (size_t word = from / 64; word * 64 < to; ++word) {
           uint64_t bits = skip_unless[word] |

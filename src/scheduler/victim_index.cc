@@ -138,11 +138,12 @@ uint32_t VictimIndex::add_unit(CycleContext& context, const Workload& workload, 
     const Binding& binding = *cluster.binding(pod);
     all_units_.add(workload.queue, binding.node);
     if (unit.gpu_milli == 0) units_without_gpus_.add(workload.queue, binding.node);
-    // An extra is also in its workload's whole unit: count what it holds once.
+    // An extra is also in its workload's whole unit: count its GPUs once (its CPU and memory count
+    // with each, as either may be taken alone).
     const int64_t counted_milli = victim.whole() ? binding.gpu_milli() : 0;
     const Resources& request = cluster.pod(pod).request;
-    placed_.push_back({binding.node, index, static_cast<uint32_t>(workload.queue), counted_milli, unit.gpu_milli,
-                       victim.whole() ? request : Resources{}});
+    placed_.push_back(
+        {binding.node, index, static_cast<uint32_t>(workload.queue), counted_milli, unit.gpu_milli, request});
     if (binding.gpu_milli() == 0) held_without_gpus_[static_cast<size_t>(binding.node)] += request;
     gpus_.add(binding.node, workload.queue, unit.priority, counted_milli, unit.gpu_milli);
   }

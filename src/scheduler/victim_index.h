@@ -46,7 +46,8 @@ class VictimIndex {
   // and the GPUs of the smallest of those units (on all its nodes); the CPU and memory their pods
   // hold there, of units that hold GPUs and of the others, and the GPUs of the smallest unit that
   // holds any (INT64_MAX: none). As indexed: gone units still count (what they held is free now,
-  // or counted twice), so these bound from above what eviction can free.
+  // or counted twice), and an elastic extra's pod counts with the extra and with its whole unit,
+  // so these bound from above what eviction can free.
   struct QueueHolds {
     QueueIndex queue = 0;
     int64_t gpu_milli = 0;
@@ -63,8 +64,8 @@ class VictimIndex {
   // Their GPUs summed over every queue on the node: what evicting all of them could free at most.
   int64_t gpus_held_on(NodeIndex node) const { return gpus_held_[static_cast<size_t>(node)]; }
   // The same of CPU and memory; and the CPU and memory held on the node by the pods of any queue's
-  // units that hold no GPU there (as indexed; an elastic extra's pod may count twice, with its
-  // whole unit), and the nodes where they hold any, as bits (word node / 64, bit node % 64).
+  // units that hold no GPU there, and the nodes where they hold any, as bits (word node / 64, bit
+  // node % 64). As indexed, and an elastic extra's pod counts twice, with its whole unit.
   const Resources& resources_held_on(NodeIndex node) const { return resources_held_[static_cast<size_t>(node)]; }
   const Resources& held_without_gpus_on(NodeIndex node) const { return held_without_gpus_[static_cast<size_t>(node)]; }
   const uint64_t* nodes_held_without_gpus() const { return nodes_held_without_gpus_.data(); }
@@ -194,7 +195,7 @@ class VictimIndex {
     uint32_t queue = 0;
     int64_t gpu_milli = 0;       // counted on the node (0 for an extra's pod, counted with its whole unit)
     int64_t unit_gpu_milli = 0;  // the unit's, on all its nodes
-    Resources resources;         // the pod's CPU and memory, counted as gpu_milli is
+    Resources resources;         // the pod's CPU and memory (an extra's pod counts with its whole unit too)
   };
   std::vector<PlacedPod> placed_;
   // add_unit's scratch: the unit's pods and what they hold.
