@@ -212,17 +212,33 @@ void VictimIndex::forget(const std::vector<Eviction>& evictions, size_t first) {
     extra_counted_.clear();
     for (uint32_t index : extra_units) extra_counted_.push_back(counted(index) ? 1 : 0);
     // The workload's pods changed, so its whole unit is stale; a whole eviction takes its extras.
-    tags_[whole_index].gone = 1;
+    go(whole_index);
     for (uint32_t index : extra_units) {
       if (eviction.whole_workload ||
           std::find(eviction.pods.begin(), eviction.pods.end(), units_[index].unit.extra) != eviction.pods.end())
-        tags_[index].gone = 1;
+        go(index);
     }
     if (whole_counted) count_gpus(whole_index, -1);
     for (size_t i = 0; i < extra_units.size(); ++i) {
       const bool now = counted(extra_units[i]);
       if (now != (extra_counted_[i] != 0)) count_gpus(extra_units[i], now ? 1 : -1);
     }
+  }
+}
+
+void VictimIndex::go(uint32_t index) {
+  if (tags_[index].gone != 0) return;
+  tags_[index].gone = 1;
+  // What add_unit counted of the unit's CPU and memory, taken out.
+  const Unit& unit = units_[index];
+  for (const Member& member : members(index)) {
+    const auto node = static_cast<size_t>(member.node);
+    resources_held_[node] -= member.request;
+    if (int64_t{member.milli_per_device} * member.device_count == 0) held_without_gpus_[node] -= member.request;
+    const auto begin = held_by_queue_.begin() + static_cast<std::ptrdiff_t>(held_by_queue_start_[node]);
+    const auto end = held_by_queue_.begin() + static_cast<std::ptrdiff_t>(held_by_queue_start_[node + 1]);
+    const auto held = std::find_if(begin, end, [&](const QueueHolds& entry) { return entry.queue == unit.queue; });
+    (unit.gpu_milli > 0 ? held->with_gpus : held->without_gpus) -= member.request;
   }
 }
 

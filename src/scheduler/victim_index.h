@@ -43,11 +43,11 @@ class VictimIndex {
     return {node_units_.data() + node_units_start_[index], node_units_start_[index + 1] - node_units_start_[index]};
   }
   // Per node and leaf queue with units there, by queue: the GPUs (milli) they hold on the node,
-  // and the GPUs of the smallest of those units (on all its nodes); the CPU and memory their pods
-  // hold there, of units that hold GPUs and of the others, and the GPUs of the smallest unit that
-  // holds any (INT64_MAX: none). As indexed: gone units still count (what they held is free now,
-  // or counted twice), and an elastic extra's pod counts with the extra and with its whole unit,
-  // so these bound from above what eviction can free.
+  // and the GPUs of the smallest of those units (on all its nodes), as indexed (gone units still
+  // count); and the CPU and memory the pods of its units not gone hold there, of units that hold
+  // GPUs and of the others, with the GPUs of the smallest unit that holds any (as indexed;
+  // INT64_MAX: none). An elastic extra's pod counts with the extra and with its whole unit. So
+  // these bound from above what eviction can free.
   struct QueueHolds {
     QueueIndex queue = 0;
     int64_t gpu_milli = 0;
@@ -63,9 +63,10 @@ class VictimIndex {
   }
   // Their GPUs summed over every queue on the node: what evicting all of them could free at most.
   int64_t gpus_held_on(NodeIndex node) const { return gpus_held_[static_cast<size_t>(node)]; }
-  // The same of CPU and memory; and the CPU and memory held on the node by the pods of any queue's
-  // units that hold no GPU there, and the nodes where they hold any, as bits (word node / 64, bit
-  // node % 64). As indexed, and an elastic extra's pod counts twice, with its whole unit.
+  // The CPU and memory of the units not gone, summed the same way; and what the pods of any
+  // queue's units not gone hold on the node where they hold no GPU there, with the nodes where
+  // such pods were indexed, as bits (word node / 64, bit node % 64). An elastic extra's pod counts
+  // twice, with its whole unit.
   const Resources& resources_held_on(NodeIndex node) const { return resources_held_[static_cast<size_t>(node)]; }
   const Resources& held_without_gpus_on(NodeIndex node) const { return held_without_gpus_[static_cast<size_t>(node)]; }
   const uint64_t* nodes_held_without_gpus() const { return nodes_held_without_gpus_.data(); }
@@ -150,6 +151,8 @@ class VictimIndex {
     NodeUnion union_;
     std::vector<QueueIndex> union_of_;
   };
+  // Marks the unit gone, and takes what it holds out of the CPU and memory counted per node.
+  void go(uint32_t index);
   // Whether the unit's GPUs count in gpus_: a whole unit until it goes; an extra, whose pod its
   // whole unit counts, only once that has gone while the extra stays.
   bool counted(uint32_t index) const;
