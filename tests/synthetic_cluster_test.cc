@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 
+#include "core/gpu_supply.h"
 #include "engine/invariants.h"
 
 namespace tessera {
@@ -148,11 +149,10 @@ TEST(SyntheticWorld, StopsWhenTheClusterIsFull) {
 // Nodes with a share of the default's CPU: every pod still fits a node its GPU models allow, and
 // at 0.6 the pods, filling the GPUs, ask more CPU than the cluster has.
 TEST(SyntheticWorld, NodesWithLessCpuMakeCpuRunOutFirst) {
-  auto cpu_asked_share = [](const SyntheticWorld& world) {
+  auto asked_share = [](const SyntheticWorld& world) {
     int64_t cpu = 0;
     for (const NodeSpec& node : world.cluster->nodes) cpu += node.allocatable.cpu_milli;
-    return world.mix.cpu_per_gpu_milli() * static_cast<double>(world.cluster->gpu_capacity_milli()) /
-           static_cast<double>(cpu);
+    return cpu_asked_share(world.mix.cpu_per_gpu_milli(), world.cluster->gpu_capacity_milli(), cpu);
   };
   const SyntheticWorld plain = make_synthetic_world(small_spec());
   SyntheticSpec spec = small_spec();
@@ -163,8 +163,8 @@ TEST(SyntheticWorld, NodesWithLessCpuMakeCpuRunOutFirst) {
     const int64_t cores = plain.cluster->nodes[i].allocatable.cpu_milli / 1000;
     EXPECT_EQ(scarce.cluster->nodes[i].allocatable.cpu_milli, std::llround(cores * 0.6) * 1000);
   }
-  EXPECT_LT(cpu_asked_share(plain), 1);
-  EXPECT_GT(cpu_asked_share(scarce), 1.1);
+  EXPECT_LT(asked_share(plain), 1);
+  EXPECT_GT(asked_share(scarce), 1.1);
   for (const SyntheticWorkload& workload : scarce.workloads) {
     for (const PodSpec& pod : workload.spec.pods) {
       bool fits_some_node = false;

@@ -17,6 +17,7 @@
 #include "cli/bench_estimates_command.h"
 #include "cli/elapsed.h"
 #include "cli/policy_list.h"
+#include "core/gpu_supply.h"
 #include "policy/policy_registry.h"
 #include "scheduler/cycle.h"
 #include "sim/arrival_replay.h"
@@ -450,9 +451,8 @@ int run_cycle_bench(const CycleBenchOptions& options) {
     cpu_capacity_milli += node.allocatable.cpu_milli;
   }
   const int64_t gpus = cluster.gpu_capacity_milli() / kMilliPerGpu;
-  // What the pods, filling the GPUs, ask of the CPU (above 1: CPU runs out first).
-  const double cpu_asked_share = world.mix.cpu_per_gpu_milli() * static_cast<double>(cluster.gpu_capacity_milli()) /
-                                 static_cast<double>(cpu_capacity_milli);
+  const double asked_share =
+      cpu_asked_share(world.mix.cpu_per_gpu_milli(), cluster.gpu_capacity_milli(), cpu_capacity_milli);
   const double running_gpus = static_cast<double>(world.running_gpu_milli) / kMilliPerGpu;
   const double pending_gpus = static_cast<double>(world.pending_gpu_milli) / kMilliPerGpu;
 
@@ -462,7 +462,7 @@ int run_cycle_bench(const CycleBenchOptions& options) {
   fmt::print("  cluster:  {} nodes × 8 GPUs = {} GPUs ({} H100 node{}, {} A100)\n", thousands(options.world.nodes),
              thousands(gpus), thousands(h100_nodes), h100_nodes == 1 ? "" : "s", thousands(a100_nodes));
   fmt::print("  cpu:      {} cores; the pods, filling the GPUs, would ask {:.2f} times that{}\n",
-             thousands(cpu_capacity_milli / 1000), cpu_asked_share, cpu_asked_share > 1 ? " (CPU runs out first)" : "");
+             thousands(cpu_capacity_milli / 1000), asked_share, asked_share > 1 ? " (CPU runs out first)" : "");
   fmt::print("  queues:   {} projects in {} departments\n", thousands(options.world.queues), world.departments);
   if (!cluster.topologies.empty()) {
     fmt::print("  topology: {} (multi-pod gangs within one block, one rack preferred)\n",
@@ -511,7 +511,7 @@ int run_cycle_bench(const CycleBenchOptions& options) {
         {"gpus", gpus},
         {"node_cpu_share", options.world.node_cpu_share},
         {"cpu_cores", cpu_capacity_milli / 1000},
-        {"cpu_asked_share", std::round(cpu_asked_share * 1e4) / 1e4},
+        {"cpu_asked_share", std::round(asked_share * 1e4) / 1e4},
         {"h100_nodes", options.world.nodes - a100_nodes},
         {"a100_nodes", a100_nodes}}},
       {"queues", {{"projects", options.world.queues}, {"departments", world.departments}}},

@@ -14,6 +14,13 @@
 
 namespace tessera {
 
+// The CPU a workload asking `cpu_per_gpu_milli` of CPU per milli-GPU asks for, filling a
+// cluster's GPUs, as a share of its CPU (above 1: CPU runs out first); 0 for a cluster without CPU.
+inline double cpu_asked_share(double cpu_per_gpu_milli, int64_t gpu_capacity_milli, int64_t cpu_capacity_milli) {
+  if (cpu_capacity_milli <= 0) return 0;
+  return cpu_per_gpu_milli * static_cast<double>(gpu_capacity_milli) / static_cast<double>(cpu_capacity_milli);
+}
+
 struct GpuSupply {
   std::array<int64_t, GpuModelSet::kMaxModels> capacity_milli{};
   std::array<int64_t, GpuModelSet::kMaxModels> free_milli{};
@@ -72,10 +79,9 @@ struct GpuSupply {
     return cpu_per_gpu_milli * static_cast<double>(gpu_capacity_milli()) <= static_cast<double>(cpu_capacity_milli);
   }
   // The CPU such a workload asks for, filling the cluster's GPUs, as a share of the cluster's CPU
-  // (above 1: CPU runs out first); 0 for a cluster without CPU.
+  // (the free function below).
   double cpu_asked_share(double cpu_per_gpu_milli) const {
-    if (cpu_capacity_milli <= 0) return 0;
-    return cpu_per_gpu_milli * static_cast<double>(gpu_capacity_milli()) / static_cast<double>(cpu_capacity_milli);
+    return tessera::cpu_asked_share(cpu_per_gpu_milli, gpu_capacity_milli(), cpu_capacity_milli);
   }
   // All the cluster's GPUs.
   int64_t gpu_capacity_milli() const {
